@@ -1,0 +1,16 @@
+"""nn.Module layers: attention, feed-forward, layer, encoder, pooling. Imports torch only."""
+
+from fastformer.layers.attention import FastformerAttention, PerHeadLinear
+from fastformer.layers.encoder import FastformerEncoder
+from fastformer.layers.feed_forward import FeedForward
+from fastformer.layers.layer import FastformerLayer
+from fastformer.layers.pooling import AttentionPooling
+
+__all__ = [
+    "AttentionPooling",
+    "FastformerAttention",
+    "FastformerEncoder",
+    "FastformerLayer",
+    "FeedForward",
+    "PerHeadLinear",
+]

@@ -1,0 +1,163 @@
+"""FastformerAttention: projections, the additive-attention op, output transform and query residual."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from fastformer.ops.fastformer_attention import additive_pool, fastformer_attention, head_scores
+
+SCORINGS = ("per_head", "full")
+TRANSFORMS = ("per_head", "full")
+INTERACTIONS = ("product", "add", "concat")
+
+
+class PerHeadLinear(nn.Module):
+    """A separate (in_features -> out_features) map for each head, or one map shared by all heads.
+
+    Acts on (B, H, N, in_features) tensors, which keeps the heads apart where a full Linear would mix them.
+    """
+
+    def __init__(self, num_heads: int, in_features: int, out_features: int, shared: bool = False, bias: bool = True):
+        super().__init__()
+        self.num_heads = num_heads
+        stored = 1 if shared else num_heads
+        self.weight = nn.Parameter(torch.empty(stored, in_features, out_features))
+        self.bias = nn.Parameter(torch.zeros(stored, out_features)) if bias else None
+        nn.init.normal_(self.weight, std=0.02)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, H, N, in) -> (B, H, N, out)
+        weight = self.weight.expand(self.num_heads, -1, -1)
+        y = torch.einsum("bhni,hio->bhno", x, weight)
+        if self.bias is not None:
+            y = y + self.bias.expand(self.num_heads, -1)[:, None, :]
+        return y
+
+
+class ConcatInteraction(nn.Module):
+    """The paper's 'concatenation' ablation: mix(g, x_i) = W [g; x_i] + b, per head."""
+
+    def __init__(self, num_heads: int, head_size: int, shared: bool):
+        super().__init__()
+        self.from_global = PerHeadLinear(num_heads, head_size, head_size, shared, bias=True)
+        self.from_token = PerHeadLinear(num_heads, head_size, head_size, shared, bias=False)
+
+    def forward(self, global_vec: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+        # global_vec: (B, H, D); tokens: (B, H, N, D). Splitting W in two avoids materialising [g; x_i].
+        g = self.from_global(global_vec[:, :, None, :].to(tokens.dtype))  # (B, H, 1, D)
+        return g + self.from_token(tokens)
+
+
+class FastformerAttention(nn.Module):
+    """Fastformer token mixer, (B, N, hidden) -> (B, N, hidden).
+
+    output = transform(u) + q, where u is `fastformer_attention` of the per-head projections, optionally followed by
+    the authors' extra dense layer (their BERT `SelfOutput.dense`, applied before the layer's residual).
+
+    Switches (each an ablation of the paper, sec. 4.5, or a place where the authors' notebook departs from it):
+        query_value_sharing: V reuses Q's projection (paper's final model; the notebook always does this).
+        head_sharing: all heads share the scoring vectors and the transform (the paper found this hurts);
+            needs scoring="per_head" and transform="per_head".
+        interaction: "product" (paper), "add" or "concat" (the ablation).
+        scoring: "per_head" (paper: w_q, w_k in R^d on each head's slice, no bias) or "full" (notebook:
+            Linear(hidden -> heads) with bias on the full vector, divided by sqrt(head size)).
+        transform: "full" (one Linear over all heads, as the notebook) or "per_head".
+        output_dense: add the notebook's extra Linear(hidden, hidden) after the query residual.
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        num_heads: int,
+        *,
+        query_value_sharing: bool = True,
+        head_sharing: bool = False,
+        interaction: str = "product",
+        scoring: str = "per_head",
+        transform: str = "full",
+        output_dense: bool = False,
+        bias: bool = True,
+    ):
+        super().__init__()
+        if hidden_size % num_heads:
+            raise ValueError(f"hidden_size {hidden_size} is not divisible by num_heads {num_heads}")
+        for name, value, allowed in (
+            ("interaction", interaction, INTERACTIONS),
+            ("scoring", scoring, SCORINGS),
+            ("transform", transform, TRANSFORMS),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        if head_sharing and (scoring != "per_head" or transform != "per_head"):
+            raise ValueError("head_sharing shares per-head parameters: it needs scoring='per_head' and transform='per_head'")
+        self.hidden_size, self.num_heads = hidden_size, num_heads
+        self.head_size = hidden_size // num_heads
+        self.query_value_sharing, self.head_sharing = query_value_sharing, head_sharing
+        self.interaction, self.scoring, self.transform_type = interaction, scoring, transform
+
+        self.query = nn.Linear(hidden_size, hidden_size, bias=bias)
+        self.key = nn.Linear(hidden_size, hidden_size, bias=bias)
+        self.value = None if query_value_sharing else nn.Linear(hidden_size, hidden_size, bias=bias)
+        if scoring == "full":
+            self.query_att = nn.Linear(hidden_size, num_heads)
+            self.key_att = nn.Linear(hidden_size, num_heads)
+        else:
+            stored = 1 if head_sharing else num_heads
+            self.query_att = nn.Parameter(torch.empty(stored, self.head_size).normal_(std=0.02))
+            self.key_att = nn.Parameter(torch.empty(stored, self.head_size).normal_(std=0.02))
+        if interaction == "concat":
+            self.key_interaction = ConcatInteraction(num_heads, self.head_size, head_sharing)
+            self.value_interaction = ConcatInteraction(num_heads, self.head_size, head_sharing)
+        if transform == "full":
+            self.transform = nn.Linear(hidden_size, hidden_size, bias=bias)
+        else:
+            self.transform = PerHeadLinear(num_heads, self.head_size, self.head_size, head_sharing, bias=bias)
+        self.output_dense = nn.Linear(hidden_size, hidden_size, bias=bias) if output_dense else None
+
+    def scoring_weights(self, which: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The op's (w, b) for `which` in {"query", "key"}: w (H, D) per head, or (H, H, D) for full scoring."""
+        att = self.query_att if which == "query" else self.key_att
+        if self.scoring == "full":
+            # Linear(H * D -> H): row h holds head h's weights over the concatenated heads.
+            return att.weight.view(self.num_heads, self.num_heads, self.head_size), att.bias
+        return att.expand(self.num_heads, self.head_size), None
+
+    def _split_heads(self, x: torch.Tensor) -> torch.Tensor:  # (B, N, H*D) -> (B, H, N, D)
+        B, N, _ = x.shape
+        return x.view(B, N, self.num_heads, self.head_size).transpose(1, 2)
+
+    def _merge_heads(self, x: torch.Tensor) -> torch.Tensor:  # (B, H, N, D) -> (B, N, H*D)
+        B, H, N, D = x.shape
+        return x.transpose(1, 2).reshape(B, N, H * D)
+
+    def _concat_attention(self, q, k, v, w_q, b_q, w_k, b_k, mask):
+        """The 'concat' ablation, composed from the op's building blocks (it has weights of its own)."""
+        scale = 1.0 / math.sqrt(self.head_size)
+        mask3 = None if mask is None else mask[:, None, :]
+        q_global = additive_pool(q, head_scores(q, w_q, b_q, scale), mask3)  # (B, H, D)
+        p = self.key_interaction(q_global, k)  # (B, H, N, D)
+        k_global = additive_pool(p, head_scores(p, w_k, b_k, scale), mask3)
+        return self.value_interaction(k_global, v)
+
+    def forward(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """hidden_states: (B, N, hidden); mask: (B, N) bool, True = real token, or None."""
+        mixed_query = self.query(hidden_states)  # (B, N, hidden)
+        q = self._split_heads(mixed_query)  # (B, H, N, D)
+        k = self._split_heads(self.key(hidden_states))
+        v = q if self.value is None else self._split_heads(self.value(hidden_states))
+        w_q, b_q = self.scoring_weights("query")
+        w_k, b_k = self.scoring_weights("key")
+        if self.interaction == "concat":
+            u = self._concat_attention(q, k, v, w_q, b_q, w_k, b_k, mask)
+        else:
+            u = fastformer_attention(q, k, v, w_q, w_k, mask, b_q=b_q, b_k=b_k, interaction=self.interaction)
+        if self.transform_type == "full":
+            r = self.transform(self._merge_heads(u))  # (B, N, hidden)
+        else:
+            r = self._merge_heads(self.transform(u))
+        output = r + mixed_query  # the paper adds the query, not the input
+        if self.output_dense is not None:
+            output = self.output_dense(output)
+        return output

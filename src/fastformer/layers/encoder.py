@@ -1,0 +1,90 @@
+"""FastformerEncoder: position embeddings and a stack of FastformerLayers, optionally sharing one set of weights."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from fastformer.layers.layer import FastformerLayer
+
+POSITION_EMBEDDING_TYPES = ("absolute", "none")
+
+
+class FastformerEncoder(nn.Module):
+    """(B, N, hidden) input embeddings -> (B, N, hidden) hidden states.
+
+    As in the authors' notebook, the encoder adds learned absolute positions to the input embeddings, then
+    LayerNorm and dropout, then runs its layers. With `layer_sharing` (the paper's final model, ALBERT-like) one
+    layer's weights are applied `num_layers` times. With pre-LN layers a final LayerNorm closes the stack.
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        num_layers: int,
+        num_heads: int,
+        intermediate_size: int,
+        *,
+        max_position_embeddings: int = 512,
+        position_embedding_type: str = "absolute",
+        embedding_layer_norm: bool = True,
+        dropout: float = 0.0,
+        layer_norm_eps: float = 1e-12,
+        norm_position: str = "post",
+        layer_sharing: bool = False,
+        **layer_kwargs,
+    ):
+        super().__init__()
+        if position_embedding_type not in POSITION_EMBEDDING_TYPES:
+            raise ValueError(
+                f"position_embedding_type must be one of {POSITION_EMBEDDING_TYPES}, got {position_embedding_type!r}"
+            )
+        self.num_layers = num_layers
+        self.max_position_embeddings = max_position_embeddings
+        self.position_embeddings = (
+            nn.Embedding(max_position_embeddings, hidden_size) if position_embedding_type == "absolute" else None
+        )
+        self.embedding_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps) if embedding_layer_norm else None
+        self.dropout = nn.Dropout(dropout)
+        layer_args = (hidden_size, num_heads, intermediate_size)
+        layer_kw = dict(dropout=dropout, layer_norm_eps=layer_norm_eps, norm_position=norm_position, **layer_kwargs)
+        num_distinct = 1 if layer_sharing else num_layers
+        self.layers = nn.ModuleList([FastformerLayer(*layer_args, **layer_kw) for _ in range(num_distinct)])
+        self.final_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps) if norm_position == "pre" else None
+
+    def layer_at(self, depth: int) -> FastformerLayer:
+        """The module applied at depth `depth` (the same one at every depth under layer sharing)."""
+        return self.layers[depth % len(self.layers)]
+
+    def forward(
+        self,
+        inputs_embeds: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        output_hidden_states: bool = False,
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
+        """inputs_embeds: (B, N, hidden); mask: (B, N) bool or None.
+
+        Returns (last hidden state, all hidden states incl. the embeddings' output if requested, else None).
+        """
+        B, N, _ = inputs_embeds.shape
+        x = inputs_embeds
+        if self.position_embeddings is not None:
+            if N > self.max_position_embeddings:
+                raise ValueError(
+                    f"sequence length {N} exceeds max_position_embeddings {self.max_position_embeddings}; "
+                    "truncate the input or build the model with more positions"
+                )
+            x = x + self.position_embeddings(torch.arange(N, device=x.device))[None]
+        if self.embedding_norm is not None:
+            x = self.embedding_norm(x)
+        x = self.dropout(x)
+        all_states = [x] if output_hidden_states else None
+        for depth in range(self.num_layers):
+            x = self.layer_at(depth)(x, mask)
+            if all_states is not None:
+                all_states.append(x)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+            if all_states is not None:
+                all_states[-1] = x
+        return x, (tuple(all_states) if all_states is not None else None)

@@ -1,0 +1,51 @@
+"""FastformerLayer: attention and feed-forward blocks with residuals, post-LN (BERT, the notebook) or pre-LN."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from fastformer.layers.attention import FastformerAttention
+from fastformer.layers.feed_forward import FeedForward
+
+NORM_POSITIONS = ("post", "pre")
+
+
+class FastformerLayer(nn.Module):
+    """(B, N, hidden) -> (B, N, hidden).
+
+    post-LN (the notebook):  a = LN(x + drop(attn(x)));   y = LN(a + drop(ffn(a)))
+    pre-LN:                  a = x + drop(attn(LN(x)));   y = a + drop(ffn(LN(a)))   (final LN in the encoder)
+
+    `attention_kwargs` are FastformerAttention's switches (query_value_sharing, scoring, ...).
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        num_heads: int,
+        intermediate_size: int,
+        *,
+        dropout: float = 0.0,
+        layer_norm_eps: float = 1e-12,
+        norm_position: str = "post",
+        activation: str = "gelu",
+        **attention_kwargs,
+    ):
+        super().__init__()
+        if norm_position not in NORM_POSITIONS:
+            raise ValueError(f"norm_position must be one of {NORM_POSITIONS}, got {norm_position!r}")
+        self.norm_position = norm_position
+        self.attention = FastformerAttention(hidden_size, num_heads, **attention_kwargs)
+        self.attention_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
+        self.feed_forward = FeedForward(hidden_size, intermediate_size, activation)
+        self.feed_forward_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        x = hidden_states
+        if self.norm_position == "post":
+            x = self.attention_norm(x + self.dropout(self.attention(x, mask)))
+            return self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))
+        x = x + self.dropout(self.attention(self.attention_norm(x), mask))
+        return x + self.dropout(self.feed_forward(self.feed_forward_norm(x)))

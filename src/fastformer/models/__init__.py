@@ -1,0 +1,1 @@
+"""Hugging Face models of the fastformer family."""

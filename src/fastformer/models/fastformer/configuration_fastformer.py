@@ -1,0 +1,87 @@
+"""FastformerConfig: one config for every Fastformer task head."""
+
+from __future__ import annotations
+
+from transformers import PreTrainedConfig
+
+from fastformer.presets import PRESETS
+
+
+class FastformerConfig(PreTrainedConfig):
+    r"""Configuration of a Fastformer model. The defaults are the paper's final model (`PRESETS["paper"]`).
+
+    Sizes (conventional Hugging Face names): vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
+    intermediate_size, hidden_act, hidden_dropout_prob, max_position_embeddings, layer_norm_eps,
+    initializer_range, pad_token_id, classifier_dropout (the notebook applies none before its classifier).
+
+    Variant switches (see `fastformer.layers.FastformerAttention`):
+        query_value_sharing (bool), head_sharing (bool), layer_sharing (bool),
+        interaction ("product" | "add" | "concat"), scoring ("per_head" | "full"), transform ("full" | "per_head"),
+        attention_output_dense (bool: the notebook's extra dense after the attention),
+        norm_position ("post" | "pre"), position_embedding_type ("absolute" | "none"),
+        embedding_layer_norm (bool).
+
+    Task heads share this config: a head that needs more (news encoder sizes, a decoder, causal masking) adds
+    fields with defaults here, so that every checkpoint stays model_type "fastformer".
+
+    Padding: when `attention_mask` is not given, models treat `input_ids == pad_token_id` as padding (as the
+    notebook does with id 0); set pad_token_id=None to treat every token as real.
+    """
+
+    model_type = "fastformer"
+
+    def __init__(
+        self,
+        vocab_size: int = 30000,
+        hidden_size: int = 256,
+        num_hidden_layers: int = 2,
+        num_attention_heads: int = 16,
+        intermediate_size: int = 256,
+        hidden_act: str = "gelu",
+        hidden_dropout_prob: float = 0.2,
+        max_position_embeddings: int = 512,
+        position_embedding_type: str = "absolute",
+        embedding_layer_norm: bool = True,
+        layer_norm_eps: float = 1e-12,
+        initializer_range: float = 0.02,
+        norm_position: str = "post",
+        query_value_sharing: bool = True,
+        head_sharing: bool = False,
+        layer_sharing: bool = True,
+        interaction: str = "product",
+        scoring: str = "per_head",
+        transform: str = "full",
+        attention_output_dense: bool = False,
+        classifier_dropout: float = 0.0,
+        pad_token_id: int | None = 0,
+        **kwargs,
+    ):
+        self.vocab_size = vocab_size
+        self.hidden_size = hidden_size
+        self.num_hidden_layers = num_hidden_layers
+        self.num_attention_heads = num_attention_heads
+        self.intermediate_size = intermediate_size
+        self.hidden_act = hidden_act
+        self.hidden_dropout_prob = hidden_dropout_prob
+        self.max_position_embeddings = max_position_embeddings
+        self.position_embedding_type = position_embedding_type
+        self.embedding_layer_norm = embedding_layer_norm
+        self.layer_norm_eps = layer_norm_eps
+        self.initializer_range = initializer_range
+        self.norm_position = norm_position
+        self.query_value_sharing = query_value_sharing
+        self.head_sharing = head_sharing
+        self.layer_sharing = layer_sharing
+        self.interaction = interaction
+        self.scoring = scoring
+        self.transform = transform
+        self.attention_output_dense = attention_output_dense
+        self.classifier_dropout = classifier_dropout
+        super().__init__(pad_token_id=pad_token_id, **kwargs)
+
+    @classmethod
+    def from_preset(cls, preset: str, **overrides) -> FastformerConfig:
+        """A config from a named preset ("paper" or "official") with field overrides."""
+        if preset not in PRESETS:
+            raise ValueError(f"unknown preset {preset!r}; known: {sorted(PRESETS)}")
+        return cls(**{**PRESETS[preset], **overrides})

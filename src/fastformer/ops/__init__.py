@@ -1,0 +1,17 @@
+"""Pure-function ops: the Fastformer attention and its slow reference. Imports torch only."""
+
+from fastformer.ops.fastformer_attention import (
+    additive_pool,
+    fastformer_attention,
+    head_scores,
+    masked_softmax,
+)
+from fastformer.ops.naive import fastformer_attention_reference
+
+__all__ = [
+    "additive_pool",
+    "fastformer_attention",
+    "fastformer_attention_reference",
+    "head_scores",
+    "masked_softmax",
+]

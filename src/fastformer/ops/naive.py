@@ -1,0 +1,68 @@
+"""The slow, obvious Fastformer attention that every faster path is tested against.
+
+It follows the paper's equations literally: loop over sequences and heads, keep only the real tokens, take
+textbook softmaxes, sum. Computed in float64 and cast back, so it is the trusted value in every dtype test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def _score(x: torch.Tensor, h: int, w: torch.Tensor, b: torch.Tensor | None, scale: float) -> torch.Tensor:
+    """Scores of head h for every token. x: (H, n, D) all heads of one sequence. Returns (n,)."""
+    if w.dim() == 2:  # one vector per head, on that head's slice
+        s = x[h] @ w[h]
+    else:  # one vector per head, reading every head's slice
+        s = sum(x[g] @ w[h, g] for g in range(x.shape[0]))
+    if b is not None:
+        s = s + b[h]
+    return s * scale
+
+
+def _softmax(s: torch.Tensor) -> torch.Tensor:
+    e = torch.exp(s - s.max())
+    return e / e.sum()
+
+
+def fastformer_attention_reference(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    b_q: torch.Tensor | None = None,
+    b_k: torch.Tensor | None = None,
+    scale: float | None = None,
+    interaction: str = "product",
+) -> torch.Tensor:
+    """Reference for `fastformer_attention`, same arguments and result, differentiable."""
+    B, H, N, D = q.shape
+    scale = 1.0 / math.sqrt(D) if scale is None else scale
+    mix = (lambda a, b: a * b) if interaction == "product" else (lambda a, b: a + b)
+    f64, out_dtype = torch.float64, v.dtype
+    q, k, v, w_q, w_k = (t.to(f64) for t in (q, k, v, w_q, w_k))
+    b_q = None if b_q is None else b_q.to(f64)
+    b_k = None if b_k is None else b_k.to(f64)
+    outputs = []
+    for b in range(B):
+        real = torch.arange(N) if mask is None else mask[b].nonzero().flatten()
+        q_b, k_b = q[b][:, real], k[b][:, real]  # (H, n, D), real tokens only
+        if len(real) == 0:
+            k_globals = [torch.zeros(D, dtype=f64) for _ in range(H)]
+        else:
+            q_globals = []
+            for h in range(H):
+                alpha = _softmax(_score(q_b, h, w_q, b_q, scale))  # (n,)
+                q_globals.append((alpha[:, None] * q_b[h]).sum(0))  # (D,)
+            p = torch.stack([mix(q_globals[h], k_b[h]) for h in range(H)])  # (H, n, D)
+            k_globals = []
+            for h in range(H):
+                beta = _softmax(_score(p, h, w_k, b_k, scale))
+                k_globals.append((beta[:, None] * p[h]).sum(0))
+        outputs.append(torch.stack([mix(k_globals[h], v[b, h]) for h in range(H)]))  # (H, N, D)
+    return torch.stack(outputs).to(out_dtype)

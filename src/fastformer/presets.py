@@ -1,0 +1,86 @@
+"""Named architecture presets and the mapping from config fields to layer arguments. Imports nothing but the stdlib.
+
+Field names are those of `FastformerConfig`, so a preset is also a set of config overrides:
+`FastformerConfig.from_preset("paper", vocab_size=30000)`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Sizes shared by both: the paper's experiments and the authors' notebook (hidden 256, 16 heads, 2 layers,
+# dropout 0.2). The paper does not give the feed-forward width; the notebook uses 256, so do we.
+_BASE = dict(
+    hidden_size=256,
+    num_hidden_layers=2,
+    num_attention_heads=16,
+    intermediate_size=256,
+    hidden_act="gelu",
+    hidden_dropout_prob=0.2,
+    max_position_embeddings=512,
+    position_embedding_type="absolute",
+    embedding_layer_norm=True,
+    layer_norm_eps=1e-12,
+    initializer_range=0.02,
+    norm_position="post",
+    interaction="product",
+    head_sharing=False,
+)
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # The paper's final model (sec. 3, 4.5): a scoring vector per head on its own slice, query-value sharing,
+    # layer-wise sharing, attention output = transform(u) + q with no further dense layer.
+    "paper": dict(
+        _BASE,
+        query_value_sharing=True,
+        layer_sharing=True,
+        scoring="per_head",
+        transform="full",
+        attention_output_dense=False,
+    ),
+    # The authors' notebook, exactly: V = Q, Linear(hidden -> heads) scoring, one transform over all heads,
+    # BERT's post-LN layer with its extra attention output dense, independent layers, 256 positions.
+    "official": dict(
+        _BASE,
+        max_position_embeddings=256,
+        query_value_sharing=True,
+        layer_sharing=False,
+        scoring="full",
+        transform="full",
+        attention_output_dense=True,
+    ),
+}
+
+
+def encoder_kwargs(config: Any) -> dict[str, Any]:
+    """FastformerEncoder's keyword arguments from a config object (attributes) or dict of config fields."""
+    get = config.get if isinstance(config, dict) else lambda name: getattr(config, name)
+    return dict(
+        hidden_size=get("hidden_size"),
+        num_layers=get("num_hidden_layers"),
+        num_heads=get("num_attention_heads"),
+        intermediate_size=get("intermediate_size"),
+        max_position_embeddings=get("max_position_embeddings"),
+        position_embedding_type=get("position_embedding_type"),
+        embedding_layer_norm=get("embedding_layer_norm"),
+        dropout=get("hidden_dropout_prob"),
+        layer_norm_eps=get("layer_norm_eps"),
+        norm_position=get("norm_position"),
+        layer_sharing=get("layer_sharing"),
+        activation=get("hidden_act"),
+        query_value_sharing=get("query_value_sharing"),
+        head_sharing=get("head_sharing"),
+        interaction=get("interaction"),
+        scoring=get("scoring"),
+        transform=get("transform"),
+        output_dense=get("attention_output_dense"),
+    )
+
+
+def build_encoder(preset: str = "paper", **overrides):
+    """A torch-only FastformerEncoder from a preset name and config-field overrides."""
+    from fastformer.layers.encoder import FastformerEncoder
+
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; known: {sorted(PRESETS)}")
+    return FastformerEncoder(**encoder_kwargs({**PRESETS[preset], **overrides}))
