@@ -91,7 +91,7 @@ class FastformerAttention(nn.Module):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
         if head_sharing and (scoring != "per_head" or transform != "per_head"):
-            raise ValueError("head_sharing shares per-head parameters: it needs scoring='per_head' and transform='per_head'")
+            raise ValueError("head_sharing shares per-head weights: it needs scoring='per_head', transform='per_head'")
         self.hidden_size, self.num_heads = hidden_size, num_heads
         self.head_size = hidden_size // num_heads
         self.query_value_sharing, self.head_sharing = query_value_sharing, head_sharing

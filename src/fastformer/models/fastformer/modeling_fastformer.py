@@ -73,7 +73,8 @@ class FastformerModel(FastformerPreTrainedModel):
         """input_ids (B, N) or inputs_embeds (B, N, hidden); attention_mask (B, N), 1 = real token."""
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("pass exactly one of input_ids and inputs_embeds")
-        output_hidden_states = output_hidden_states if output_hidden_states is not None else self.config.output_hidden_states
+        if output_hidden_states is None:
+            output_hidden_states = self.config.output_hidden_states
         return_dict = return_dict if return_dict is not None else self.config.return_dict
         mask = padding_mask(self.config, input_ids, attention_mask)
         if inputs_embeds is None:
