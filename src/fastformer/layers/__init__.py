@@ -5,6 +5,7 @@ from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.feed_forward import FeedForward
 from fastformer.layers.layer import FastformerLayer
 from fastformer.layers.pooling import AttentionPooling
+from fastformer.layers.softmax_attention import SoftmaxAttention
 
 __all__ = [
     "AttentionPooling",
@@ -13,4 +14,5 @@ __all__ = [
     "FastformerLayer",
     "FeedForward",
     "PerHeadLinear",
+    "SoftmaxAttention",
 ]

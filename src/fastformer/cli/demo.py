@@ -1,0 +1,82 @@
+"""Forward + backward of one attention layer at growing sequence lengths: Fastformer beside softmax attention.
+
+Prints wall time and peak memory per length. Fastformer's grow linearly in N; softmax attention's time grows
+quadratically (torch's fused CPU kernel keeps its memory linear, so that column is reported as measured).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+HELP = "time and memory of Fastformer vs softmax attention at growing lengths (the default main job)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lengths", type=int, nargs="+", default=[512, 1024, 2048, 4096, 8192])
+    parser.add_argument("--hidden-size", type=int, default=256)
+    parser.add_argument("--heads", type=int, default=16)
+    parser.add_argument("--batch-size", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--preset", default="paper", choices=["paper", "official"])
+    parser.add_argument("--json", metavar="PATH", help="also write the measurements as JSON")
+
+
+def measure(layer, x, repeats: int) -> tuple[float, int]:
+    from fastformer.profiling import peak_memory_bytes, time_call
+
+    def step():
+        layer(x).sum().backward()
+
+    seconds = time_call(step, repeats=repeats)["median"]
+    return seconds, peak_memory_bytes(step)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from fastformer.layers import FastformerAttention, SoftmaxAttention
+    from fastformer.presets import PRESETS
+
+    torch.manual_seed(0)
+    preset = PRESETS[args.preset]
+    fast = FastformerAttention(
+        args.hidden_size,
+        args.heads,
+        query_value_sharing=preset["query_value_sharing"],
+        scoring=preset["scoring"],
+        transform=preset["transform"],
+        output_dense=preset["attention_output_dense"],
+    )
+    softmax = SoftmaxAttention(args.hidden_size, args.heads)
+    print(
+        f"one attention layer, forward + backward, hidden {args.hidden_size}, {args.heads} heads, "
+        f"batch {args.batch_size}, float32, {torch.get_num_threads()} threads, torch {torch.__version__}"
+    )
+    header = (
+        f"{'N':>7} {'fastformer ms':>14} {'softmax ms':>11} {'speed-up':>9} {'fastformer MiB':>15} {'softmax MiB':>12}"
+    )
+    print(header)
+    rows = []
+    for n in args.lengths:
+        x = torch.randn(args.batch_size, n, args.hidden_size, requires_grad=True)
+        t_fast, m_fast = measure(fast, x, args.repeats)
+        t_soft, m_soft = measure(softmax, x, args.repeats)
+        rows.append(dict(n=n, fastformer_s=t_fast, softmax_s=t_soft, fastformer_bytes=m_fast, softmax_bytes=m_soft))
+        print(
+            f"{n:>7} {1e3 * t_fast:>14.1f} {1e3 * t_soft:>11.1f} {t_soft / t_fast:>8.1f}x "
+            f"{m_fast / 2**20:>15.1f} {m_soft / 2**20:>12.1f}",
+            flush=True,
+        )
+    if len(rows) > 1:
+        first, last = rows[0], rows[-1]
+        growth = last["n"] / first["n"]
+        print(
+            f"N grew {growth:.0f}x: Fastformer time {last['fastformer_s'] / first['fastformer_s']:.1f}x, "
+            f"softmax time {last['softmax_s'] / first['softmax_s']:.1f}x; Fastformer memory "
+            f"{last['fastformer_bytes'] / max(first['fastformer_bytes'], 1):.1f}x"
+        )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(config=vars(args), rows=rows), f, indent=2)
+    return 0

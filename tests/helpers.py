@@ -1,0 +1,41 @@
+"""Shared test helpers: tolerances, random inputs, memory measurement, paths to the shared data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+FIXTURE = SHARED / "fixtures" / "official_fastformer.safetensors"
+
+# relative RMS error allowed against the float64 reference, per dtype (as flash-linear-attention's tests)
+RMS_TOL = {torch.float64: 1e-12, torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 2e-3}
+
+
+def rms_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
+    """Relative RMS error of `actual` against `expected`, computed in float64."""
+    a, e = actual.double(), expected.double()
+    return ((a - e).pow(2).mean().sqrt() / e.pow(2).mean().sqrt().clamp_min(1e-30)).item()
+
+
+def assert_rms_close(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype, what: str = "") -> None:
+    assert actual.shape == expected.shape, f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    assert torch.isfinite(actual).all(), f"{what}: non-finite values"
+    err = rms_error(actual, expected)
+    assert err <= RMS_TOL[dtype], f"{what}: relative RMS error {err:.3g} > {RMS_TOL[dtype]:.0e} in {dtype}"
+
+
+def random_qkv(B, H, N, D, dtype=torch.float64, scoring="per_head", seed=0, requires_grad=False):
+    """q, k, v (B, H, N, D) and scoring weights w_q, w_k ((H, D) or (H, H, D)) and biases b_q, b_k."""
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(B, H, N, D, generator=g, dtype=torch.float64) for _ in range(3))
+    w_shape = (H, D) if scoring == "per_head" else (H, H, D)
+    w_q, w_k = (torch.randn(*w_shape, generator=g, dtype=torch.float64) for _ in range(2))
+    b_q, b_k = (torch.randn(H, generator=g, dtype=torch.float64) for _ in range(2))
+    tensors = [t.to(dtype).requires_grad_(requires_grad) for t in (q, k, v, w_q, w_k, b_q, b_k)]
+    return tensors
+
+
+def right_padding_mask(lengths: list[int], N: int) -> torch.Tensor:
+    return torch.arange(N)[None, :] < torch.tensor(lengths)[:, None]  # (B, N) bool
