@@ -4,8 +4,6 @@
 registered with the Auto classes.
 """
 
-from importlib.util import find_spec
-
 from fastformer.layers import (
     AttentionPooling,
     FastformerAttention,
@@ -33,7 +31,12 @@ __all__ = [
     "parameter_report",
 ]
 
-if find_spec("transformers") is not None:  # the models need it; the op and layers do not
+try:  # the models need transformers; the op and the layers do not
+    import transformers  # noqa: F401
+except ModuleNotFoundError as missing:
+    if missing.name != "transformers":
+        raise
+else:
     from fastformer.models.fastformer import (  # noqa: F401  (import registers the Auto classes)
         FastformerConfig,
         FastformerForSequenceClassification,
