@@ -169,7 +169,7 @@ def test_attention_module_uses_the_op_per_its_switches(scoring, transform):
     if transform == "full":
         r = attn.transform(u.transpose(1, 2).reshape(2, 7, 24))
     else:
-        r = (torch.einsum("bhni,hio->bhno", u, attn.transform.weight) + attn.transform.bias[:, None]).transpose(1, 2)
+        r = torch.einsum("bhni,hio->bnho", u, attn.transform.weight) + attn.transform.bias
         r = r.reshape(2, 7, 24)
     expected = r + attn.query(x)
     torch.testing.assert_close(attn(x, mask)[mask], expected[mask], rtol=1e-10, atol=1e-10)

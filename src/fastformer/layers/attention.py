@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from fastformer.ops.fastformer_attention import additive_pool, fastformer_attention, head_scores
+from fastformer.ops.fused import fastformer_attention_fused
 
 SCORINGS = ("per_head", "full")
 TRANSFORMS = ("per_head", "full")
@@ -17,7 +18,7 @@ INTERACTIONS = ("product", "add", "concat")
 class PerHeadLinear(nn.Module):
     """A separate (in_features -> out_features) map for each head, or one map shared by all heads.
 
-    Acts on (B, H, N, in_features) tensors, which keeps the heads apart where a full Linear would mix them.
+    Acts on (..., H, in_features) tensors, which keeps the heads apart where a full Linear would mix them.
     """
 
     def __init__(self, num_heads: int, in_features: int, out_features: int, shared: bool = False, bias: bool = True):
@@ -28,11 +29,11 @@ class PerHeadLinear(nn.Module):
         self.bias = nn.Parameter(torch.zeros(stored, out_features)) if bias else None
         nn.init.normal_(self.weight, std=0.02)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, H, N, in) -> (B, H, N, out)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (..., H, in) -> (..., H, out)
         weight = self.weight.expand(self.num_heads, -1, -1)
-        y = torch.einsum("bhni,hio->bhno", x, weight)
+        y = torch.einsum("...hi,hio->...ho", x, weight)
         if self.bias is not None:
-            y = y + self.bias.expand(self.num_heads, -1)[:, None, :]
+            y = y + self.bias.expand(self.num_heads, -1)
         return y
 
 
@@ -46,8 +47,8 @@ class ConcatInteraction(nn.Module):
 
     def forward(self, global_vec: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         # global_vec: (B, H, D); tokens: (B, H, N, D). Splitting W in two avoids materialising [g; x_i].
-        g = self.from_global(global_vec[:, :, None, :].to(tokens.dtype))  # (B, H, 1, D)
-        return g + self.from_token(tokens)
+        g = self.from_global(global_vec.to(tokens.dtype))[:, :, None, :]  # (B, H, 1, D)
+        return g + self.from_token(tokens.transpose(1, 2)).transpose(1, 2)
 
 
 class FastformerAttention(nn.Module):
@@ -124,14 +125,6 @@ class FastformerAttention(nn.Module):
             return att.weight.view(self.num_heads, self.num_heads, self.head_size), att.bias
         return att.expand(self.num_heads, self.head_size), None
 
-    def _split_heads(self, x: torch.Tensor) -> torch.Tensor:  # (B, N, H*D) -> (B, H, N, D)
-        B, N, _ = x.shape
-        return x.view(B, N, self.num_heads, self.head_size).transpose(1, 2)
-
-    def _merge_heads(self, x: torch.Tensor) -> torch.Tensor:  # (B, H, N, D) -> (B, N, H*D)
-        B, H, N, D = x.shape
-        return x.transpose(1, 2).reshape(B, N, H * D)
-
     def _concat_attention(self, q, k, v, w_q, b_q, w_k, b_k, mask):
         """The 'concat' ablation, composed from the op's building blocks (it has weights of its own)."""
         scale = 1.0 / math.sqrt(self.head_size)
@@ -139,24 +132,35 @@ class FastformerAttention(nn.Module):
         q_global = additive_pool(q, head_scores(q, w_q, b_q, scale), mask3)  # (B, H, D)
         p = self.key_interaction(q_global, k)  # (B, H, N, D)
         k_global = additive_pool(p, head_scores(p, w_k, b_k, scale), mask3)
-        return self.value_interaction(k_global, v)
+        u = self.value_interaction(k_global, v)
+        return u if mask is None else u.masked_fill(~mask[:, None, :, None], 0)
 
     def forward(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """hidden_states: (B, N, hidden); mask: (B, N) bool, True = real token, or None."""
-        mixed_query = self.query(hidden_states)  # (B, N, hidden)
-        q = self._split_heads(mixed_query)  # (B, H, N, D)
-        k = self._split_heads(self.key(hidden_states))
-        v = q if self.value is None else self._split_heads(self.value(hidden_states))
+        B, N, C = hidden_states.shape
+        mixed_query = self.query(hidden_states)  # (B, N, C)
+        mixed_key = self.key(hidden_states)
+        mixed_value = mixed_query if self.value is None else self.value(hidden_states)
         w_q, b_q = self.scoring_weights("query")
         w_k, b_k = self.scoring_weights("key")
-        if self.interaction == "concat":
-            u = self._concat_attention(q, k, v, w_q, b_q, w_k, b_k, mask)
-        else:
-            u = fastformer_attention(q, k, v, w_q, w_k, mask, b_q=b_q, b_k=b_k, interaction=self.interaction)
+        if self.interaction == "product":  # the fused op works on the (B, N, C) layout: no transposes
+            u = fastformer_attention_fused(
+                mixed_query, mixed_key, mixed_value, w_q, w_k, mask, num_heads=self.num_heads, b_q=b_q, b_k=b_k
+            )
+        else:  # the ablations run through the general op on (B, H, N, D)
+            q, k, v = (
+                t.view(B, N, self.num_heads, self.head_size).transpose(1, 2)
+                for t in (mixed_query, mixed_key, mixed_value)
+            )
+            if self.interaction == "concat":
+                u = self._concat_attention(q, k, v, w_q, b_q, w_k, b_k, mask)
+            else:
+                u = fastformer_attention(q, k, v, w_q, w_k, mask, b_q=b_q, b_k=b_k, interaction=self.interaction)
+            u = u.transpose(1, 2).reshape(B, N, C)
         if self.transform_type == "full":
-            r = self.transform(self._merge_heads(u))  # (B, N, hidden)
+            r = self.transform(u)  # (B, N, C)
         else:
-            r = self._merge_heads(self.transform(u))
+            r = self.transform(u.view(B, N, self.num_heads, self.head_size)).reshape(B, N, C)
         output = r + mixed_query  # the paper adds the query, not the input
         if self.output_dense is not None:
             output = self.output_dense(output)

@@ -6,11 +6,13 @@ from fastformer.ops.fastformer_attention import (
     head_scores,
     masked_softmax,
 )
+from fastformer.ops.fused import fastformer_attention_fused
 from fastformer.ops.naive import fastformer_attention_reference
 
 __all__ = [
     "additive_pool",
     "fastformer_attention",
+    "fastformer_attention_fused",
     "fastformer_attention_reference",
     "head_scores",
     "masked_softmax",

@@ -118,8 +118,10 @@ def fastformer_attention(
         interaction: "product" (the paper) or "add" (the paper's ablation: p_i = q_g + k_i, u_i = k_g + v_i).
 
     Returns:
-        u: (B, H, N, D) in the dtype of v. Half-precision inputs are pooled in float32. Outputs at padded
-        positions are k_g (op) v_i computed from whatever v holds there; callers ignore them.
+        u: (B, H, N, D) in the dtype of v, 0 at padded tokens. Half-precision inputs are pooled in float32.
+
+    This is the plain-autograd version, readable and general; `fastformer_attention_fused` (fused.py) computes the
+    same for the product interaction on the (B, N, H * D) layout with a hand-written, lighter backward.
     """
     _check_inputs(q, k, v, w_q, w_k, mask)
     if interaction not in INTERACTIONS:
@@ -136,4 +138,5 @@ def fastformer_attention(
     p = mix(q_global[:, :, None, :], k.to(acc))  # (B, H, N, D)
     beta_scores = head_scores(p, w_k.to(acc), None if b_k is None else b_k.to(acc), scale)  # (B, H, N)
     k_global = additive_pool(p, beta_scores, mask3)  # (B, H, D)
-    return mix(k_global[:, :, None, :].to(v.dtype), v)  # (B, H, N, D)
+    u = mix(k_global[:, :, None, :].to(v.dtype), v)  # (B, H, N, D)
+    return u if mask is None else u.masked_fill(~mask[:, None, :, None], 0)

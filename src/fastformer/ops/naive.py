@@ -64,5 +64,8 @@ def fastformer_attention_reference(
             for h in range(H):
                 beta = _softmax(_score(p, h, w_k, b_k, scale))
                 k_globals.append((beta[:, None] * p[h]).sum(0))
-        outputs.append(torch.stack([mix(k_globals[h], v[b, h]) for h in range(H)]))  # (H, N, D)
+        u = torch.stack([mix(k_globals[h], v[b, h]) for h in range(H)])  # (H, N, D)
+        if mask is not None:
+            u = u * mask[b][None, :, None]  # padded tokens output 0
+        outputs.append(u)
     return torch.stack(outputs).to(out_dtype)
