@@ -147,3 +147,25 @@ def test_torch_compile_of_the_fused_layer_matches_eager():
     g_comp = torch.autograd.grad(compiled[mask].sum(), [x, layer.query_att.weight])
     for a, b in zip(g_comp, g_eager, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("chunk_tokens", [1, 7, 64, 10_000])
+@pytest.mark.parametrize("scoring", ["per_head", "full"])
+@pytest.mark.parametrize("share_v", [False, True])
+def test_chunked_online_softmax_matches_reference(chunk_tokens, scoring, share_v):
+    """Token chunks (N >= chunk: online softmax across chunks) and batch blocks (N < chunk) give the same values."""
+    B, H, N, D = 3, 4, 50, 8
+    inputs = random_qkv(B, H, N, D, torch.float64, scoring, requires_grad=True)
+    q, k, v, w_q, w_k, b_q, b_k = inputs
+    mask = right_padding_mask([50, 23, 0], N)
+    v_used = q if share_v else v
+    qt = tokens(q)
+    fast = fastformer_attention_fused(qt, tokens(k), qt if share_v else tokens(v), w_q, w_k, mask, num_heads=H,
+                                      b_q=b_q, b_k=b_k, chunk_tokens=chunk_tokens)  # fmt: skip
+    ref = tokens(fastformer_attention_reference(q, k, v_used, w_q, w_k, mask, b_q=b_q, b_k=b_k))
+    torch.testing.assert_close(fast, ref, rtol=1e-12, atol=1e-12)
+    grad_out = torch.randn_like(fast)
+    wrt = [q, k, w_q, w_k] + ([] if share_v else [v])
+    for a, b in zip(torch.autograd.grad((fast * grad_out).sum(), wrt), torch.autograd.grad((ref * grad_out).sum(), wrt),
+                    strict=True):  # fmt: skip
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10)

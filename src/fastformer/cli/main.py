@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fastformer.cli import convert, demo
+from fastformer.cli import bench, convert, demo
 
-SUBCOMMANDS = {"demo": demo, "convert-official": convert}
+SUBCOMMANDS = {"demo": demo, "bench": bench, "convert-official": convert}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -66,6 +66,8 @@ class FastformerAttention(nn.Module):
             Linear(hidden -> heads) with bias on the full vector, divided by sqrt(head size)).
         transform: "full" (one Linear over all heads, as the notebook) or "per_head".
         output_dense: add the notebook's extra Linear(hidden, hidden) after the query residual.
+        fused: run the product interaction through `fastformer_attention_fused` (same values, less memory and
+            time); False runs the plain-autograd op, kept for comparison.
     """
 
     def __init__(
@@ -80,6 +82,7 @@ class FastformerAttention(nn.Module):
         transform: str = "full",
         output_dense: bool = False,
         bias: bool = True,
+        fused: bool = True,
     ):
         super().__init__()
         if hidden_size % num_heads:
@@ -97,6 +100,7 @@ class FastformerAttention(nn.Module):
         self.head_size = hidden_size // num_heads
         self.query_value_sharing, self.head_sharing = query_value_sharing, head_sharing
         self.interaction, self.scoring, self.transform_type = interaction, scoring, transform
+        self.fused = fused
 
         self.query = nn.Linear(hidden_size, hidden_size, bias=bias)
         self.key = nn.Linear(hidden_size, hidden_size, bias=bias)
@@ -143,7 +147,7 @@ class FastformerAttention(nn.Module):
         mixed_value = mixed_query if self.value is None else self.value(hidden_states)
         w_q, b_q = self.scoring_weights("query")
         w_k, b_k = self.scoring_weights("key")
-        if self.interaction == "product":  # the fused op works on the (B, N, C) layout: no transposes
+        if self.interaction == "product" and self.fused:  # the fused op works on (B, N, C): no transposes
             u = fastformer_attention_fused(
                 mixed_query, mixed_key, mixed_value, w_q, w_k, mask, num_heads=self.num_heads, b_q=b_q, b_k=b_k
             )

@@ -1,0 +1,218 @@
+"""Run the efficiency benchmark: time and peak memory per token mixer, sequence length and mode; write results.
+
+Cells that run past the time budget or out of memory are recorded as such (and longer lengths of that variant
+are skipped), never crashed on. Results carry a machine header so that files from different machines compare.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+import platform
+import subprocess
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from fastformer.benchmark.registry import VARIANTS, available
+from fastformer.profiling import peak_memory_bytes, time_call
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+@dataclass
+class Cell:
+    variant: str
+    mode: str  # "train" (forward + backward) or "inference" (forward under inference_mode)
+    batch: int
+    n: int
+    status: str = "ok"  # ok | over_budget | oom | skipped | unavailable
+    median_s: float | None = None
+    p20_s: float | None = None
+    p80_s: float | None = None
+    tokens_per_s: float | None = None
+    peak_bytes: int | None = None
+    peak_activations: float | None = None  # peak_bytes in units of one (batch, n, hidden) activation
+    note: str = ""
+
+
+def machine_header(dtype: str, device: str) -> dict:
+    """Where and with what the numbers were taken."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    header = dict(
+        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        cpu=cpu,
+        threads=torch.get_num_threads(),
+        torch=torch.__version__,
+        python=platform.python_version(),
+        dtype=dtype,
+        device=device,
+        git_commit=_git_commit(),
+    )
+    if device.startswith("cuda"):
+        header["gpu"] = torch.cuda.get_device_name(0)
+    return header
+
+
+def _git_commit() -> str:
+    try:
+        root = Path(__file__).resolve().parents[3]
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True).stdout.strip()  # fmt: skip
+        return commit.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _is_oom(error: BaseException) -> bool:
+    text = str(error).lower()
+    return isinstance(error, torch.OutOfMemoryError) or "out of memory" in text or "can't allocate" in text
+
+
+def measure_cell(module, call, cell: Cell, hidden: int, dtype, device, repeats: int, budget_s: float,
+                 with_memory: bool) -> Cell:  # fmt: skip
+    x = torch.randn(cell.batch, cell.n, hidden, device=device, dtype=dtype, requires_grad=cell.mode == "train")
+    grad = torch.randn_like(x) if cell.mode == "train" else None
+
+    def step():
+        if cell.mode == "train":
+            call(module, x).backward(grad)
+            x.grad = None
+            for p in module.parameters():
+                p.grad = None
+        else:
+            with torch.inference_mode():
+                call(module, x)
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+    start = time.perf_counter()
+    step()  # warm-up, and a first look at the cost
+    first = time.perf_counter() - start
+    if first > budget_s:
+        cell.status, cell.median_s, cell.note = "over_budget", first, f"one step took {first:.1f}s > {budget_s}s"
+        return cell
+    times = time_call(step, repeats=repeats if first < 1.0 else min(repeats, 3), warmup=0)
+    cell.median_s, cell.p20_s, cell.p80_s = times["median"], times["p20"], times["p80"]
+    cell.tokens_per_s = cell.batch * cell.n / cell.median_s
+    if with_memory:
+        if device.startswith("cuda"):
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+            step()
+            cell.peak_bytes = torch.cuda.max_memory_allocated() - base
+        else:
+            cell.peak_bytes = peak_memory_bytes(step)
+        cell.peak_activations = cell.peak_bytes / (x.numel() * x.element_size())
+    return cell
+
+
+def run(
+    variants: Iterable[str],
+    shapes: list[tuple[int, int]],
+    *,
+    modes: Iterable[str] = ("train", "inference"),
+    hidden: int = 256,
+    heads: int = 16,
+    dtype: str = "float32",
+    device: str = "cpu",
+    repeats: int = 5,
+    budget_s: float = 20.0,
+    with_memory: bool = True,
+    progress: Callable[[Cell], None] | None = None,
+) -> list[Cell]:
+    """Measure every (variant, mode, (batch, n)) cell; shapes in increasing n."""
+    cells = []
+    torch_dtype = DTYPES[dtype]
+    for name in variants:
+        variant = VARIANTS[name]
+        ok, why = available(name)
+        for mode in modes:
+            stopped = "" if ok else f"unavailable: {why}"
+            module = None
+            for batch, n in shapes:
+                cell = Cell(name, mode, batch, n)
+                if stopped:
+                    cell.status = "unavailable" if not ok else "skipped"
+                    cell.note = stopped
+                else:
+                    torch.manual_seed(0)
+                    try:
+                        if module is None or variant.depends_on_length:
+                            module = variant.build(hidden, heads, n).to(device=device, dtype=torch_dtype)
+                        cell = measure_cell(module, variant.call, cell, hidden, torch_dtype, device, repeats,
+                                            budget_s, with_memory)  # fmt: skip
+                    except (RuntimeError, MemoryError) as error:
+                        if not (_is_oom(error) or isinstance(error, MemoryError)):
+                            raise
+                        cell.status, cell.note = "oom", str(error).splitlines()[0][:200]
+                    if cell.status in ("over_budget", "oom"):
+                        stopped = f"{cell.status} at n={n}"
+                cells.append(cell)
+                if progress:
+                    progress(cell)
+    return cells
+
+
+def write_results(cells: list[Cell], header: dict, settings: dict, stem: Path) -> tuple[Path, Path]:
+    """stem.json (header, settings, cells) and stem.csv (one row per cell, header fields repeated)."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    json_path, csv_path = stem.with_suffix(".json"), stem.with_suffix(".csv")
+    payload = dict(machine=header, settings=settings, cells=[asdict(c) for c in cells], targets=targets(cells))
+    json_path.write_text(json.dumps(payload, indent=1))
+    with csv_path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow([f"# {k}: {v}" for k, v in header.items()])
+        fields = list(asdict(cells[0]).keys()) if cells else []
+        writer.writerow(fields)
+        for c in cells:
+            writer.writerow([asdict(c)[k] for k in fields])
+    return json_path, csv_path
+
+
+def _lookup(cells: list[Cell], variant: str, mode: str) -> dict[int, Cell]:
+    return {c.n: c for c in cells if c.variant == variant and c.mode == mode and c.status == "ok"}
+
+
+def targets(cells: list[Cell], main: str = "fastformer-official") -> dict:
+    """The issue's speed and memory targets, evaluated on whatever cells were measured."""
+    train = _lookup(cells, main, "train")
+    if not train:
+        return {}
+    out = {}
+    if 512 in train and max(train) >= 4096:
+        longest = max(train)
+        ratio = train[longest].tokens_per_s / train[512].tokens_per_s
+        out["throughput_longest_over_512"] = dict(n=longest, ratio=round(ratio, 3), target=">= 0.8", met=ratio >= 0.8)
+    proj = _lookup(cells, "projections-only", "train")
+    ratios = {n: round(train[n].median_s / proj[n].median_s, 3) for n in train if n in proj and n >= 4096}
+    if ratios:
+        out["layer_over_projections_n_ge_4096"] = dict(ratios=ratios, target="<= 1.3",
+                                                       met=all(r <= 1.3 for r in ratios.values()))  # fmt: skip
+    mem = {n: round(c.peak_activations, 2) for n, c in train.items() if c.peak_activations is not None}
+    if mem:
+        out["peak_train_memory_in_activations"] = dict(by_n=mem, target="<= 6", met=max(mem.values()) <= 6)
+    for rival, from_n in (("softmax-sdpa", 512), ("lucidrains-fast-transformer", 0)):
+        for mode in ("train", "inference"):
+            ours = _lookup(cells, main, mode)
+            other = {c.n: c for c in cells if c.variant == rival and c.mode == mode}
+            faster = {}
+            for n, c in ours.items():
+                if n >= from_n and n in other and other[n].status != "unavailable":
+                    o = other[n]  # a rival over budget or out of memory counts as slower
+                    faster[n] = o.status != "ok" or c.median_s < o.median_s
+            if faster:
+                out[f"faster_than_{rival}_{mode}"] = dict(from_n=from_n, by_n=faster, met=all(faster.values()))
+    return out

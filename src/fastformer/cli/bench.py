@@ -1,0 +1,98 @@
+"""Efficiency benchmark: time and peak memory of one attention block, Fastformer against real baselines.
+
+The paper's Figure 2 sweep (`--sweep paper`): N = 128 ... 65,536 with the batch scaled so every step holds the same
+number of tokens (512 x 128 ... 1 x 65,536), training (forward + backward) and inference, hidden 256, 16 heads.
+`--sweep fixed` keeps the batch fixed instead. `--fast` is a one-minute look. Results (JSON, CSV, PNG) carry a
+machine header; the issue's speed and memory targets are evaluated on what was measured and printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+HELP = "benchmark Fastformer against softmax attention and efficient-attention baselines"
+
+FAST_VARIANTS = ["fastformer-official", "fastformer-paper", "projections-only", "softmax-sdpa",
+                 "lucidrains-fast-transformer"]  # fmt: skip
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from fastformer.benchmark.registry import VARIANTS
+
+    parser.add_argument("--sweep", choices=["paper", "fixed", "both"], default="paper")
+    parser.add_argument("--fast", action="store_true", help="a quick look: few variants and lengths, ~1 minute")
+    parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), help="default: all")
+    parser.add_argument("--lengths", type=int, nargs="+", help="default: 128 ... 65536 (paper), 128 ... 16384 (fixed)")
+    parser.add_argument("--tokens", type=int, default=65536, help="tokens per step in the paper sweep")
+    parser.add_argument("--batch-size", type=int, default=4, help="batch of the fixed sweep")
+    parser.add_argument("--modes", nargs="+", choices=["train", "inference"], default=["train", "inference"])
+    parser.add_argument("--hidden-size", type=int, default=256)
+    parser.add_argument("--heads", type=int, default=16)
+    parser.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], default="float32")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--budget-s", type=float, default=20.0, help="a step slower than this ends that variant's sweep"
+    )
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory measurement")
+    parser.add_argument("--out", default="benchmarks/results", help="directory for the JSON, CSV and PNG files")
+
+
+def _shapes(args, sweep: str) -> list[tuple[int, int]]:
+    if sweep == "paper":
+        lengths = args.lengths or [2**i for i in range(7, 17)]
+        return [(max(1, args.tokens // n), n) for n in lengths]
+    lengths = args.lengths or [2**i for i in range(7, 15)]
+    return [(args.batch_size, n) for n in lengths]
+
+
+def _print_cell(cell) -> None:
+    if cell.status == "ok":
+        mem = "" if cell.peak_bytes is None else f"{cell.peak_bytes / 2**20:9.1f} MiB ({cell.peak_activations:.1f} act)"
+        spread = f"[{1e3 * cell.p20_s:.1f}, {1e3 * cell.p80_s:.1f}]"
+        print(f"{cell.variant:>28} {cell.mode:>9} B={cell.batch:<4} N={cell.n:<6} {1e3 * cell.median_s:10.1f} ms "
+              f"{spread} {cell.tokens_per_s:11,.0f} tok/s {mem}", flush=True)  # fmt: skip
+    else:
+        print(
+            f"{cell.variant:>28} {cell.mode:>9} B={cell.batch:<4} N={cell.n:<6} {cell.status}: {cell.note}", flush=True
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from fastformer.benchmark import machine_header, targets, write_results
+    from fastformer.benchmark import run as run_cells
+    from fastformer.benchmark.plot import plot
+    from fastformer.benchmark.registry import VARIANTS
+
+    if args.fast:
+        args.variants = args.variants or FAST_VARIANTS
+        args.lengths = args.lengths or [512, 2048, 8192]
+        args.tokens, args.repeats, args.budget_s = min(args.tokens, 8192), min(args.repeats, 3), min(args.budget_s, 5)
+        args.sweep = "paper" if args.sweep == "both" else args.sweep
+    variants = args.variants or list(VARIANTS)
+    header = machine_header(args.dtype, args.device)
+    print("machine:", json.dumps(header))
+    kind = "cuda" if args.device.startswith("cuda") else f"cpu{torch.get_num_threads()}t"
+    torch_version = re.sub(r"[^0-9.]", "", torch.__version__.split("+")[0])
+    sweeps = ["paper", "fixed"] if args.sweep == "both" else [args.sweep]
+    for sweep in sweeps:
+        shapes = _shapes(args, sweep)
+        print(f"\n== sweep {sweep}: (batch, N) = {shapes}")
+        cells = run_cells(variants, shapes, modes=args.modes, hidden=args.hidden_size, heads=args.heads,
+                          dtype=args.dtype, device=args.device, repeats=args.repeats, budget_s=args.budget_s,
+                          with_memory=not args.no_memory, progress=_print_cell)  # fmt: skip
+        stem = Path(args.out) / f"{sweep}_{kind}_{args.dtype}_torch{torch_version}{'_fast' if args.fast else ''}"
+        settings = {k: v for k, v in vars(args).items() if k != "func"}
+        settings["shapes"] = shapes
+        json_path, csv_path = write_results(cells, header, settings, stem)
+        title = f"batch x N = {args.tokens} tokens" if sweep == "paper" else f"batch {args.batch_size}"
+        png = plot(cells, header, f"hidden {args.hidden_size}, {args.heads} heads, {title}", stem.with_suffix(".png"))
+        print(f"wrote {json_path}, {csv_path}, {png}")
+        for name, result in targets(cells).items():
+            print(f"target {name}: {'MET' if result.get('met') else 'NOT MET'} {json.dumps(result)}")
+    return 0
