@@ -295,7 +295,7 @@ def fastformer_attention_fused(
     b_q: torch.Tensor | None = None,
     b_k: torch.Tensor | None = None,
     scale: float | None = None,
-    chunk_tokens: int = CHUNK_TOKENS,
+    chunk_tokens: int | None = None,
 ) -> torch.Tensor:
     """Fastformer attention (product interaction) on the token-major layout.
 
@@ -303,7 +303,9 @@ def fastformer_attention_fused(
     query-value sharing (its gradient is then accumulated once). w_q, w_k: (H, D) or (H, H, D) as in
     `fastformer_attention`; b_q, b_k: (H,) or None; mask: (B, N) bool, True = real. Returns u (B, N, H * D),
     zero at padded tokens. Same values as `fastformer_attention`, with a hand-written backward. chunk_tokens sets the
-    size of the pieces the sequence is processed in (results do not depend on it beyond rounding).
+    size of the pieces the sequence is processed in (results do not depend on it beyond rounding); by default
+    CHUNK_TOKENS on the CPU, where cache locality pays, and the whole batch at once on accelerators, where each
+    piece costs kernel launches instead.
     """
     B, N, C = q.shape
     if k.shape != q.shape or v.shape != q.shape:
@@ -319,4 +321,10 @@ def fastformer_attention_fused(
     if mask is not None and (mask.dtype != torch.bool or tuple(mask.shape) != (B, N)):
         raise ValueError(f"mask must be a bool tensor of shape (B, N) = {(B, N)}")
     scale = head_size**-0.5 if scale is None else scale
-    return _FusedFastformerAttention.apply(q, k, v, w_q, w_k, b_q, b_k, mask, num_heads, scale, v is q, chunk_tokens)
+    if chunk_tokens is None:
+        chunk_tokens = CHUNK_TOKENS if q.device.type == "cpu" else max(1, B * N)
+    if chunk_tokens < 1:
+        raise ValueError(f"chunk_tokens must be positive, got {chunk_tokens}")
+    return _FusedFastformerAttention.apply(
+        q, k, v, w_q, w_k, b_q, b_k, mask, num_heads, scale, v is q, int(chunk_tokens)
+    )

@@ -1,0 +1,81 @@
+"""The efficiency benchmark's machinery: cells, budgets, unavailable packages, result files, targets."""
+
+import json
+
+import pytest
+import torch
+
+from fastformer.benchmark import VARIANTS, Cell, machine_header, run, targets, write_results
+from fastformer.benchmark.registry import available
+from fastformer.cli.main import main
+
+TINY = dict(hidden=32, heads=4, repeats=1)
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_every_available_variant_is_a_token_mixer(name):
+    ok, why = available(name)
+    if not ok:
+        pytest.skip(why)
+    module = VARIANTS[name].build(32, 4, 64)
+    x = torch.randn(2, 64, 32, requires_grad=True)
+    y = VARIANTS[name].call(module, x)
+    assert y.shape == x.shape
+    y.sum().backward()
+    assert x.grad is not None and torch.isfinite(x.grad).all()
+
+
+def test_cells_are_measured_and_over_budget_cells_recorded_not_crashed():
+    cells = run(["fastformer-official", "softmax-sdpa"], [(2, 64), (1, 128)], modes=["train", "inference"],
+                budget_s=1e-9, **TINY)  # fmt: skip
+    assert len(cells) == 8
+    first = [c for c in cells if c.n == 64]
+    assert all(c.status == "over_budget" and c.median_s > 0 for c in first)
+    assert all(c.status == "skipped" for c in cells if c.n == 128)  # longer lengths are not attempted
+
+
+def test_measured_cell_has_times_throughput_and_memory():
+    (cell,) = run(["fastformer-paper"], [(2, 64)], modes=["train"], budget_s=60, **TINY)
+    assert cell.status == "ok"
+    assert 0 < cell.p20_s <= cell.median_s <= cell.p80_s
+    assert cell.tokens_per_s == pytest.approx(128 / cell.median_s)
+    assert cell.peak_bytes > 0 and cell.peak_activations > 0
+
+
+def test_results_files_carry_a_machine_header(tmp_path):
+    cells = run(["fastformer-official", "projections-only"], [(1, 64)], modes=["train"], budget_s=60, **TINY)
+    header = machine_header("float32", "cpu")
+    json_path, csv_path = write_results(cells, header, {"note": "test"}, tmp_path / "r")
+    payload = json.loads(json_path.read_text())
+    for key in ("cpu", "threads", "torch", "dtype", "git_commit", "date"):
+        assert key in payload["machine"]
+    assert len(payload["cells"]) == 2
+    lines = csv_path.read_text().splitlines()
+    assert lines[0].startswith("# date") and lines[1].startswith("variant,mode,batch,n")
+
+
+def test_targets_are_evaluated_from_cells():
+    def cell(variant, n, seconds, act=5.0, mode="train"):
+        return Cell(variant, mode, 65536 // n, n, median_s=seconds, tokens_per_s=65536 / seconds,
+                    peak_activations=act)  # fmt: skip
+
+    cells = [cell("fastformer-official", 512, 1.0), cell("fastformer-official", 65536, 1.1, act=6.5),
+             cell("fastformer-official", 4096, 1.0), cell("projections-only", 4096, 0.9),
+             cell("softmax-sdpa", 512, 2.0), cell("softmax-sdpa", 4096, 0.5),
+             Cell("lucidrains-fast-transformer", "train", 1, 65536, status="over_budget")]  # fmt: skip
+    result = targets(cells)
+    assert result["throughput_longest_over_512"]["met"]
+    assert result["layer_over_projections_n_ge_4096"]["ratios"] == {4096: pytest.approx(1.111, abs=1e-3)}
+    assert not result["peak_train_memory_in_activations"]["met"]
+    assert result["faster_than_softmax-sdpa_train"]["by_n"] == {512: True, 4096: False}
+    assert result["faster_than_lucidrains-fast-transformer_train"]["by_n"] == {65536: True}
+
+
+def test_bench_command_writes_json_csv_png(tmp_path, capsys):
+    assert main(["bench", "--variants", "fastformer-official", "projections-only", "--lengths", "64", "128",
+                 "--tokens", "256", "--hidden-size", "32", "--heads", "4", "--repeats", "1",
+                 "--out", str(tmp_path)]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "machine:" in out and "target" in out
+    stems = {p.suffix for p in tmp_path.iterdir()}
+    assert stems == {".json", ".csv", ".png"}
