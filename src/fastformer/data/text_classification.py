@@ -1,0 +1,249 @@
+"""Readers for labelled text: CSV / TSV (with or without a header), JSON Lines, fastText `__label__` lines, gzip of
+any of these, and a folder of text files with one sub-folder per label (the aclImdb layout).
+
+Every example remembers where it came from (file and line), and every problem is reported there: a malformed row,
+a missing column, an empty file, or a label the model does not know. Nothing is dropped or guessed silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+FORMATS = ("csv", "tsv", "jsonl", "fasttext", "folder")
+FASTTEXT_PREFIX = "__label__"
+
+
+class DataError(ValueError):
+    """A problem in an input file, with the file, line and field it was found at."""
+
+    def __init__(self, path: str | Path, line: int | None, field: str | None, message: str):
+        where = f"{path}" + (f":{line}" if line is not None else "") + (f": field {field!r}" if field else "")
+        super().__init__(f"{where}: {message}")
+        self.path, self.line, self.field = str(path), line, field
+
+
+@dataclass(frozen=True)
+class Example:
+    text: str
+    label: str
+    source: str  # "path:line", for error messages and prediction files
+
+
+def detect_format(path: Path) -> str:
+    """csv / tsv / jsonl / fasttext / folder from the path (a .gz suffix is looked through)."""
+    if path.is_dir():
+        return "folder"
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    last = suffixes[-1] if suffixes else ""
+    if last in (".jsonl", ".json", ".ndjson"):
+        return "jsonl"
+    if last in (".tsv", ".tab"):
+        return "tsv"
+    if last == ".csv":
+        return "csv"
+    with _open_text(path) as f:
+        first = f.readline()
+    if first.startswith(FASTTEXT_PREFIX):
+        return "fasttext"
+    raise DataError(path, None, None, "cannot tell the format from the name; pass format= one of " + ", ".join(FORMATS))
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    if path.suffix.lower() == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    return path.open("r", encoding="utf-8", newline="")
+
+
+def _column(header: list[str] | None, field: str | int | None, default: int, path: Path, what: str) -> int:
+    """Resolve a column given by name or position to its index."""
+    if field is None:
+        return default
+    if isinstance(field, int) or (isinstance(field, str) and field.lstrip("-").isdigit()):
+        return int(field)
+    if header is None:
+        raise DataError(path, 1, str(field), f"{what} column given by name, but the file has no header row")
+    if field not in header:
+        raise DataError(path, 1, str(field), f"no such {what} column; the header has {header}")
+    return header.index(field)
+
+
+def _looks_like_header(row: list[str], label_index: int) -> bool:
+    """A first row is a header when its label cell is not a plausible label value of the rest of the file."""
+    return not row[label_index].strip().lstrip("-").isdigit()
+
+
+def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_header: bool | None) -> Iterator[Example]:
+    with _open_text(path) as f:
+        reader = csv.reader(f, delimiter=delimiter)
+        try:
+            first = next(reader)
+        except StopIteration:
+            raise DataError(path, None, None, "the file is empty") from None
+        except csv.Error as error:
+            raise DataError(path, 1, None, f"malformed row: {error}") from None
+        if has_header is None:
+            # named columns imply a header; otherwise guess from the first row's label cell (default position 0)
+            named = any(isinstance(f, str) and not f.lstrip("-").isdigit() for f in (text_field, label_field) if f)
+            guess_label = label_field if isinstance(label_field, int) else 0
+            has_header = named or (len(first) > abs(guess_label) and _looks_like_header(first, guess_label))
+        header = first if has_header else None
+        label_i = _column(header, label_field, 0, path, "label")
+        text_i = _column(header, text_field, 1 if label_i in (0, -len(first)) else 0, path, "text")
+        width = len(first)
+        rows: Iterable[tuple[int, list[str]]] = ((1, first),) if not has_header else ()
+        line = 1
+        try:
+            for number, row in _chain(rows, reader, start=2):
+                line = number
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue  # blank line
+                if len(row) != width:
+                    raise DataError(path, number, None, f"expected {width} fields, found {len(row)}: {row[:3]}...")
+                label = row[label_i].strip()
+                if not label:
+                    field = header[label_i] if header else f"column {label_i}"
+                    raise DataError(path, number, field, "empty label")
+                yield Example(row[text_i], label, f"{path}:{number}")
+        except csv.Error as error:
+            raise DataError(path, line + 1, None, f"malformed row: {error}") from None
+
+
+def _chain(first: Iterable[tuple[int, list[str]]], reader, start: int) -> Iterator[tuple[int, list[str]]]:
+    yield from first
+    # csv.reader counts physical lines (quoted fields may span several); report the line a row starts at
+    previous = reader.line_num
+    for row in reader:
+        yield previous + 1, row
+        previous = reader.line_num
+
+
+def _read_jsonl(path: Path, text_field, label_field, where: dict[str, str] | None) -> Iterator[Example]:
+    text_field, label_field = text_field or "text", label_field or "label"
+    empty = True
+    with _open_text(path) as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            empty = False
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise DataError(path, number, None, f"not valid JSON: {error.msg}") from None
+            if not isinstance(record, dict):
+                raise DataError(path, number, None, "each line must be a JSON object")
+            if where and any(str(record.get(k)) != str(v) for k, v in where.items()):
+                continue
+            for field in (text_field, label_field):
+                if field not in record:
+                    raise DataError(path, number, field, f"missing; the record has {sorted(record)}")
+            text, label = record[text_field], record[label_field]
+            if text is None:
+                text = ""
+            if not isinstance(text, str):
+                raise DataError(path, number, text_field, f"expected a string, got {type(text).__name__}")
+            if label is None or isinstance(label, (dict, list)) or str(label).strip() == "":
+                raise DataError(path, number, label_field, f"not a usable label: {label!r}")
+            yield Example(text, str(label).strip(), f"{path}:{number}")
+    if empty:
+        raise DataError(path, None, None, "the file is empty")
+
+
+def _read_fasttext(path: Path) -> Iterator[Example]:
+    empty = True
+    with _open_text(path) as f:
+        for number, line in enumerate(f, start=1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            empty = False
+            if not line.startswith(FASTTEXT_PREFIX):
+                raise DataError(path, number, "label", f"line does not start with {FASTTEXT_PREFIX!r}: {line[:40]!r}")
+            label, _, text = line[len(FASTTEXT_PREFIX) :].partition("\t" if "\t" in line else " ")
+            if not label:
+                raise DataError(path, number, "label", "empty label")
+            yield Example(text, label, f"{path}:{number}")
+    if empty:
+        raise DataError(path, None, None, "the file is empty")
+
+
+def _read_folder(path: Path) -> Iterator[Example]:
+    labels = sorted(p for p in path.iterdir() if p.is_dir())
+    if not labels:
+        raise DataError(path, None, None, "a folder dataset needs one sub-folder per label, holding text files")
+    for label_dir in labels:
+        for file in sorted(label_dir.iterdir()):
+            if file.is_file():
+                yield Example(file.read_text(encoding="utf-8", errors="replace"), label_dir.name, f"{file}:1")
+
+
+def read_examples(
+    path: str | Path,
+    *,
+    text_field: str | int | None = None,
+    label_field: str | int | None = None,
+    format: str | None = None,
+    has_header: bool | None = None,
+    where: dict[str, str] | None = None,
+) -> list[Example]:
+    """Read labelled texts from `path`.
+
+    text_field / label_field: a column name or position (CSV/TSV), or a key (JSON Lines; defaults "text", "label").
+    Header-less CSV defaults to label first, text second (the Yelp / Amazon-full / AG News convention).
+    format: one of FORMATS, else detected from the name. has_header: None guesses from the first row.
+    where: keep only JSON Lines records whose fields equal these values (e.g. {"split": "train"}).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError(path, None, None, "no such file or folder")
+    format = format or detect_format(path)
+    if format not in FORMATS:
+        raise DataError(path, None, None, f"unknown format {format!r}; one of {FORMATS}")
+    if format in ("csv", "tsv"):
+        examples = _read_delimited(path, "," if format == "csv" else "\t", text_field, label_field, has_header)
+    elif format == "jsonl":
+        examples = _read_jsonl(path, text_field, label_field, where)
+    elif format == "fasttext":
+        examples = _read_fasttext(path)
+    else:
+        examples = _read_folder(path)
+    result = list(examples)
+    if not result:
+        raise DataError(path, None, None, "no examples" + (f" matching {where}" if where else ""))
+    return result
+
+
+class LabelMap:
+    """Labels <-> ids, fixed from the training data and saved with the model (config.id2label)."""
+
+    def __init__(self, labels: Sequence[str]):
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"duplicate labels: {labels}")
+        self.labels = list(labels)
+        self.index = {label: i for i, label in enumerate(self.labels)}
+
+    @classmethod
+    def from_examples(cls, examples: Iterable[Example]) -> LabelMap:
+        """Sorted labels, numerically when every label is an integer (so "10" comes after "9")."""
+        labels = {e.label for e in examples}
+        numeric = all(label.lstrip("-").isdigit() for label in labels)
+        return cls(sorted(labels, key=int) if numeric else sorted(labels))
+
+    def encode(self, example: Example) -> int:
+        try:
+            return self.index[example.label]
+        except KeyError:
+            path, _, line = example.source.rpartition(":")
+            raise DataError(path, int(line), "label", f"label {example.label!r} was not seen in training; "
+                            f"known labels: {self.labels}") from None  # fmt: skip
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def id2label(self) -> dict[int, str]:
+        return dict(enumerate(self.labels))
