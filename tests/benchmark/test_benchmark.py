@@ -78,4 +78,4 @@ def test_bench_command_writes_json_csv_png(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "machine:" in out and "target" in out
     stems = {p.suffix for p in tmp_path.iterdir()}
-    assert stems == {".json", ".csv", ".png"}
+    assert stems == {".json", ".csv", ".png", ".jsonl"}  # .cells.jsonl: the cells as they were measured

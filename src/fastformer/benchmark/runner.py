@@ -9,10 +9,11 @@ from __future__ import annotations
 import csv
 import datetime
 import json
+import os
 import platform
 import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -119,6 +120,49 @@ def measure_cell(module, call, cell: Cell, hidden: int, dtype, device, repeats: 
     return cell
 
 
+def measure_variant(
+    name: str,
+    shapes: list[tuple[int, int]],
+    modes: Iterable[str],
+    hidden: int,
+    heads: int,
+    dtype: str,
+    device: str,
+    repeats: int,
+    budget_s: float,
+    with_memory: bool,
+    progress: Callable[[Cell], None] | None = None,
+) -> Iterator[Cell]:
+    """Every (mode, shape) cell of one variant, in order, in this process."""
+    variant = VARIANTS[name]
+    ok, why = available(name)
+    torch_dtype = DTYPES[dtype]
+    for mode in modes:
+        stopped = "" if ok else f"unavailable: {why}"
+        module = None
+        for batch, n in shapes:
+            cell = Cell(name, mode, batch, n)
+            if stopped:
+                cell.status, cell.note = ("unavailable" if not ok else "skipped"), stopped
+            else:
+                torch.manual_seed(0)
+                try:
+                    if module is None or variant.depends_on_length:
+                        module = variant.build(hidden, heads, n).to(device=device, dtype=torch_dtype)
+                    cell = measure_cell(
+                        module, variant.call, cell, hidden, torch_dtype, device, repeats, budget_s, with_memory
+                    )
+                except (RuntimeError, MemoryError) as error:
+                    if not (_is_oom(error) or isinstance(error, MemoryError)):
+                        raise
+                    cell.status, cell.note = "oom", str(error).splitlines()[0][:200]
+                if cell.status in ("over_budget", "oom"):
+                    stopped = f"{cell.status} at n={n}"
+            if progress:
+                progress(cell)
+            yield cell
+
+
 def run(
     variants: Iterable[str],
     shapes: list[tuple[int, int]],
@@ -132,37 +176,88 @@ def run(
     budget_s: float = 20.0,
     with_memory: bool = True,
     progress: Callable[[Cell], None] | None = None,
+    cells_path: Path | None = None,
 ) -> list[Cell]:
-    """Measure every (variant, mode, (batch, n)) cell; shapes in increasing n."""
-    cells = []
-    torch_dtype = DTYPES[dtype]
-    for name in variants:
-        variant = VARIANTS[name]
-        ok, why = available(name)
-        for mode in modes:
-            stopped = "" if ok else f"unavailable: {why}"
-            module = None
-            for batch, n in shapes:
-                cell = Cell(name, mode, batch, n)
-                if stopped:
-                    cell.status = "unavailable" if not ok else "skipped"
-                    cell.note = stopped
-                else:
-                    torch.manual_seed(0)
-                    try:
-                        if module is None or variant.depends_on_length:
-                            module = variant.build(hidden, heads, n).to(device=device, dtype=torch_dtype)
-                        cell = measure_cell(module, variant.call, cell, hidden, torch_dtype, device, repeats,
-                                            budget_s, with_memory)  # fmt: skip
-                    except (RuntimeError, MemoryError) as error:
-                        if not (_is_oom(error) or isinstance(error, MemoryError)):
-                            raise
-                        cell.status, cell.note = "oom", str(error).splitlines()[0][:200]
-                    if cell.status in ("over_budget", "oom"):
-                        stopped = f"{cell.status} at n={n}"
-                cells.append(cell)
+    """Measure every (variant, mode, (batch, n)) cell; shapes in increasing n.
+
+    Each variant runs in a child process that appends its cells to a JSON Lines file as they finish, so that a
+    variant killed by the operating system (out of memory) or stuck past 8 x budget_s + 60 s on one step costs
+    only its own remaining cells: the cell in progress is recorded as "oom" or "over_budget", the rest "skipped".
+    """
+    import tempfile
+
+    modes = list(modes)
+    own_file = cells_path is None
+    if own_file:
+        fd, name = tempfile.mkstemp(suffix=".jsonl")
+        os.close(fd)
+        cells_path = Path(name)
+    cells_path.parent.mkdir(parents=True, exist_ok=True)
+    all_cells: list[Cell] = []
+    try:
+        for name in variants:
+            spec = dict(
+                name=name,
+                shapes=shapes,
+                modes=modes,
+                hidden=hidden,
+                heads=heads,
+                dtype=dtype,
+                device=device,
+                repeats=repeats,
+                budget_s=budget_s,
+                with_memory=with_memory,
+            )
+            all_cells += _run_isolated(spec, cells_path, budget_s, progress)
+    finally:
+        if own_file:
+            cells_path.unlink(missing_ok=True)
+    return all_cells
+
+
+def _read_cells(path: Path, skip: int) -> list[Cell]:
+    lines = path.read_text().splitlines()[skip:] if path.exists() else []
+    return [Cell(**json.loads(line)) for line in lines if line.strip()]
+
+
+def _run_isolated(spec: dict, cells_path: Path, budget_s: float, progress) -> list[Cell]:
+    import sys
+
+    expected = [(mode, b, n) for mode in spec["modes"] for b, n in spec["shapes"]]
+    already = len(cells_path.read_text().splitlines()) if cells_path.exists() else 0
+    child = subprocess.Popen([sys.executable, "-m", "fastformer.benchmark.worker", json.dumps(spec), str(cells_path)])
+    stall_limit = 8 * budget_s + 60
+    seen, last_change, stalled = 0, time.monotonic(), False
+    while child.poll() is None:
+        time.sleep(0.5)
+        now_seen = len(_read_cells(cells_path, already))
+        if now_seen != seen:
+            seen, last_change = now_seen, time.monotonic()
+        elif time.monotonic() - last_change > stall_limit:
+            stalled = True
+            child.kill()
+            child.wait()
+    cells = _read_cells(cells_path, already)
+    if len(cells) < len(expected):  # the child died or was stopped in the middle of a cell
+        mode, b, n = expected[len(cells)]
+        failed = Cell(spec["name"], mode, b, n)
+        if stalled:
+            failed.status, failed.note = "over_budget", f"no result after {stall_limit:.0f}s; stopped"
+        elif child.returncode < 0:
+            failed.status = "oom"
+            failed.note = f"killed by signal {-child.returncode}, most likely by the system for lack of memory"
+        else:
+            failed.status, failed.note = "error", f"child process ended with code {child.returncode}"
+        extra = [failed]
+        for mode2, b2, n2 in expected[len(cells) + 1 :]:
+            reason = f"{failed.status} at n={n}" if mode2 == mode else f"{failed.status} in {mode} mode"
+            extra.append(Cell(spec["name"], mode2, b2, n2, status="skipped", note=reason))
+        with cells_path.open("a") as f:
+            for cell in extra:
+                f.write(json.dumps(asdict(cell)) + "\n")
                 if progress:
                     progress(cell)
+        cells += extra
     return cells
 
 

@@ -49,7 +49,7 @@ def _shapes(args, sweep: str) -> list[tuple[int, int]]:
     return [(args.batch_size, n) for n in lengths]
 
 
-def _print_cell(cell) -> None:
+def print_cell(cell) -> None:
     if cell.status == "ok":
         mem = "" if cell.peak_bytes is None else f"{cell.peak_bytes / 2**20:9.1f} MiB ({cell.peak_activations:.1f} act)"
         spread = f"[{1e3 * cell.p20_s:.1f}, {1e3 * cell.p80_s:.1f}]"
@@ -83,10 +83,12 @@ def run(args: argparse.Namespace) -> int:
     for sweep in sweeps:
         shapes = _shapes(args, sweep)
         print(f"\n== sweep {sweep}: (batch, N) = {shapes}")
+        stem = Path(args.out) / f"{sweep}_{kind}_{args.dtype}_torch{torch_version}{'_fast' if args.fast else ''}"
+        cells_path = stem.with_suffix(".cells.jsonl")  # grows cell by cell: a crash keeps what was measured
+        cells_path.unlink(missing_ok=True)
         cells = run_cells(variants, shapes, modes=args.modes, hidden=args.hidden_size, heads=args.heads,
                           dtype=args.dtype, device=args.device, repeats=args.repeats, budget_s=args.budget_s,
-                          with_memory=not args.no_memory, progress=_print_cell)  # fmt: skip
-        stem = Path(args.out) / f"{sweep}_{kind}_{args.dtype}_torch{torch_version}{'_fast' if args.fast else ''}"
+                          with_memory=not args.no_memory, progress=print_cell, cells_path=cells_path)  # fmt: skip
         settings = {k: v for k, v in vars(args).items() if k != "func"}
         settings["shapes"] = shapes
         json_path, csv_path = write_results(cells, header, settings, stem)

@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fastformer.cli import bench, convert, demo
+from fastformer.cli import bench, convert, demo, evaluate, predict, train
 
-SUBCOMMANDS = {"demo": demo, "bench": bench, "convert-official": convert}
+SUBCOMMANDS = {
+    "train": train,
+    "evaluate": evaluate,
+    "predict": predict,
+    "bench": bench,
+    "demo": demo,
+    "convert-official": convert,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:

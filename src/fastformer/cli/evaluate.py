@@ -1,0 +1,47 @@
+"""Evaluate a trained classification folder on a labelled file: accuracy, macro-F1, confusion matrix, predictions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+HELP = "evaluate a trained model on a labelled file"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model_dir", help="a folder written by `fastformer train`")
+    parser.add_argument("--data", required=True, help="labelled file (same formats as training)")
+    parser.add_argument("--text-field")
+    parser.add_argument("--label-field")
+    parser.add_argument("--format")
+    parser.add_argument("--where", action="append", default=[], metavar="KEY=VALUE", help="JSON Lines filter")
+    parser.add_argument("--binary-threshold", type=float)
+    parser.add_argument("--max-length", type=int, help="default: the model's max_position_embeddings")
+    parser.add_argument("--output", help="metrics JSON path (default: MODEL_DIR/metrics_<data name>.json)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fastformer.data import DataError, read_examples
+    from fastformer.tasks.classification import _relabel, evaluate_split, load_model
+
+    where = dict(item.split("=", 1) for item in args.where) or None
+    try:
+        examples = _relabel(
+            read_examples(
+                args.data, text_field=args.text_field, label_field=args.label_field, format=args.format, where=where
+            ),
+            args.binary_threshold,
+        )
+        model, tokenizer, labels = load_model(args.model_dir)
+        max_length = args.max_length or model.config.max_position_embeddings
+        metrics, rows = evaluate_split(model, tokenizer, examples, labels, max_length)
+    except (DataError, ValueError, OSError) as error:
+        raise SystemExit(f"fastformer evaluate: {error}") from None
+    stem = Path(args.data).name.split(".")[0]
+    out = Path(args.output) if args.output else Path(args.model_dir) / f"metrics_{stem}.json"
+    out.write_text(json.dumps(metrics, indent=2))
+    with out.with_name(f"predictions_{stem}.jsonl").open("w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    print(json.dumps({k: metrics[k] for k in ("examples", "accuracy", "macro_f1")}), f"-> {out}")
+    return 0

@@ -1,0 +1,131 @@
+"""Train a Fastformer model. With no data arguments: the built-in generated long-document task (no download).
+
+Settings come from the defaults, then a config file (--config, YAML or JSON), then the flags given here; the
+resolved settings are saved as run_config.json in the output folder, which becomes a `save_pretrained` folder
+(config.json, model.safetensors, tokenizer) with metrics.json, predictions, log_history.json and training.png.
+Run under `torchrun --nproc_per_node N` for data-parallel training (the global --batch-size is split).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+HELP = "train a model (task: classification)"
+
+# flag -> (type, help); each is a ClassificationConfig field of the same name (dashes for underscores)
+FLAGS = {
+    "train": (str, "training file or folder (CSV/TSV/JSONL/fastText/folder, .gz too); omit for the built-in task"),
+    "validation": (str, "validation file; default: hold out --validation-fraction of the training file"),
+    "test": (str, "test file"),
+    "text-field": (str, "text column name or position / JSON key (default: 'text', or column 1 of header-less CSV)"),
+    "label-field": (str, "label column name or position / JSON key (default: 'label', or column 0)"),
+    "format": (str, "csv, tsv, jsonl, fasttext or folder (default: from the file name)"),
+    "validation-fraction": (float, "hold-out fraction when no validation file is given"),
+    "binary-threshold": (float, "map numeric labels to pos (>= threshold) / neg, e.g. 7 for IMDB sentiment"),
+    "max-train-examples": (int, "use only the first N training examples"),
+    "max-eval-examples": (int, "use only the first N validation / test examples"),
+    "tokenizer": (str, "an existing tokenizer folder (default: train a WordPiece tokenizer on the training texts)"),
+    "vocab-size": (int, "vocabulary size of a trained tokenizer"),
+    "max-length": (int, "tokens kept per text (truncation)"),
+    "preset": (str, "model preset: paper or official"),
+    "epochs": (float, "training epochs"),
+    "batch-size": (int, "global batch size"),
+    "learning-rate": (float, "Adam learning rate"),
+    "weight-decay": (float, "weight decay"),
+    "warmup": (float, "warm-up: a fraction of the steps (< 1) or a number of steps"),
+    "scheduler": (str, "learning-rate schedule (Hugging Face names: linear, cosine, constant, ...)"),
+    "max-grad-norm": (float, "gradient clipping norm"),
+    "seed": (int, "random seed"),
+    "sampling": (str, "random (default) or sequential training order"),
+    "metric": (str, "validation metric that picks the best checkpoint: macro_f1 or accuracy"),
+    "output-dir": (str, "output folder"),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("task", nargs="?", default="classification", choices=["classification"])
+    parser.add_argument("--config", help="YAML or JSON file of settings (flags given here override it)")
+    for flag, (kind, help_text) in FLAGS.items():
+        parser.add_argument(f"--{flag}", type=kind, default=None, help=help_text)
+    parser.add_argument("--has-header", choices=["yes", "no"], help="CSV/TSV header row (default: guessed)")
+    parser.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="SPLIT:KEY=VALUE",
+        help="JSON Lines filter, e.g. train:split=train test:split=test (repeatable)",
+    )
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="model config override, e.g. hidden_size=128 (value parsed as JSON when it can be)",
+    )
+    parser.add_argument("--resume", action="store_true", help="continue from the last complete checkpoint")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _parse_value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def resolve_config(args: argparse.Namespace):
+    from fastformer.tasks.classification import ClassificationConfig, load_config_file
+
+    values = load_config_file(args.config) if args.config else {}
+    for flag in FLAGS:
+        value = getattr(args, flag.replace("-", "_"))
+        if value is not None:
+            values[flag.replace("-", "_")] = value
+    if args.has_header:
+        values["has_header"] = args.has_header == "yes"
+    for item in args.where:
+        split, _, condition = item.partition(":")
+        key, _, value = condition.partition("=")
+        if split not in ("train", "validation", "test") or not key:
+            raise SystemExit(f"fastformer train: --where {item!r}: expected SPLIT:KEY=VALUE")
+        values.setdefault(f"{split}_where", {})[key] = value
+    if args.model:
+        values["model"] = dict(values.get("model") or {})
+        for item in args.model:
+            key, _, value = item.partition("=")
+            values["model"][key] = _parse_value(value)
+    if args.resume:
+        values["resume"] = True
+    if args.no_progress:
+        values["progress"] = False
+    if values.get("train") is None:  # the built-in task: small enough for a minute on two cores
+        defaults = dict(
+            max_length=512,
+            epochs=4,
+            batch_size=32,
+            vocab_size=1000,
+            output_dir="runs/builtin-longdoc",
+            model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=128),
+        )
+        values = {**defaults, **values, "model": {**defaults["model"], **(values.get("model") or {})}}
+    return ClassificationConfig.from_dict(values)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fastformer.data import DataError
+    from fastformer.tasks.classification import train
+
+    try:
+        cfg = resolve_config(args)
+        metrics = train(cfg)
+    except (DataError, ValueError, FileNotFoundError) as error:
+        raise SystemExit(f"fastformer train: {error}") from None
+    summary = {
+        name: {k: metrics[name][k] for k in ("accuracy", "macro_f1")}
+        for name in ("validation", "test")
+        if name in metrics
+    }
+    if summary:
+        print(json.dumps(dict(output_dir=cfg.output_dir, **summary, train=metrics["train"]), indent=2))
+    return 0

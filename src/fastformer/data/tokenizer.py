@@ -1,0 +1,43 @@
+"""Train a WordPiece tokenizer offline from training texts, saved so that `AutoTokenizer.from_pretrained(DIR)` loads it.
+
+Id 0 is the padding token, as the models' `pad_token_id` and the authors' notebook expect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 30000, lowercase: bool = True, min_frequency: int = 2):
+    """A `PreTrainedTokenizerFast` (BERT-style normalisation and WordPiece) trained on `texts`."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=lowercase, clean_text=True, handle_chinese_chars=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.decoder = decoders.WordPiece()
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
+                                        special_tokens=SPECIAL_TOKENS)  # fmt: skip
+    tokenizer.train_from_iterator(texts, trainer=trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        pad_token="[PAD]",
+        unk_token="[UNK]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        model_input_names=["input_ids", "attention_mask"],
+    )
+
+
+def load_or_train_tokenizer(texts: Iterable[str], tokenizer: str | Path | None, vocab_size: int):
+    """An existing tokenizer directory if given, else one trained on `texts`."""
+    from transformers import AutoTokenizer
+
+    if tokenizer:
+        return AutoTokenizer.from_pretrained(str(tokenizer))
+    return train_tokenizer(texts, vocab_size=vocab_size)

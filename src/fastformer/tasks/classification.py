@@ -1,0 +1,395 @@
+"""Text classification end to end: read data, train a tokenizer, train with the Hugging Face Trainer, evaluate,
+save a `save_pretrained` folder with metrics, predictions and plots.
+
+One code path for one process and for `torchrun --nproc_per_node N` (the Trainer runs DDP, gloo on CPU); the
+global batch is split over the processes. Checkpoints count only once complete: a checkpoint folder is used for
+`resume` only when its last file (trainer_state.json) exists, and the final model is written to a temporary
+folder and moved into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from fastformer.data.text_classification import Example, LabelMap, read_examples
+
+CHECKPOINTS = "checkpoints"
+
+
+@dataclass
+class ClassificationConfig:
+    """Everything a classification run depends on; saved as run_config.json beside the model."""
+
+    train: str | None = None  # None: the generated long-document task (fastformer.data.synthetic)
+    validation: str | None = None  # None: hold out validation_fraction of train
+    test: str | None = None
+    text_field: str | None = None
+    label_field: str | None = None
+    format: str | None = None
+    has_header: bool | None = None
+    train_where: dict[str, str] | None = None  # JSON Lines filters, e.g. {"split": "train"}
+    validation_where: dict[str, str] | None = None
+    test_where: dict[str, str] | None = None
+    validation_fraction: float = 0.1
+    binary_threshold: float | None = None  # numeric labels >= threshold -> "pos", else "neg" (IMDB sentiment)
+    max_train_examples: int | None = None
+    max_eval_examples: int | None = None
+    tokenizer: str | None = None  # an existing tokenizer folder; None trains one on the training texts
+    vocab_size: int = 30000
+    max_length: int = 512
+    preset: str = "paper"
+    model: dict[str, Any] = field(default_factory=dict)  # FastformerConfig overrides
+    epochs: float = 3
+    batch_size: int = 64  # global, split over processes
+    learning_rate: float = 1e-3
+    weight_decay: float = 0.0
+    warmup: float = 0.0  # fraction of steps (< 1) or a number of steps
+    scheduler: str = "linear"
+    max_grad_norm: float = 1.0
+    seed: int = 42
+    sampling: str = "random"  # "sequential" keeps the file order (used to compare 1 and N processes exactly)
+    metric: str = "macro_f1"  # validation metric that picks the best checkpoint
+    logging_steps: int = 20
+    output_dir: str = "runs/classification"
+    resume: bool = False
+    progress: bool = True
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> ClassificationConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(known)}")
+        return cls(**values)
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """A YAML or JSON config file as a dict."""
+    path = Path(path)
+    text = path.read_text()
+    if path.suffix in (".yaml", ".yml"):
+        import yaml
+
+        values = yaml.safe_load(text) or {}
+    else:
+        values = json.loads(text)
+    if not isinstance(values, dict):
+        raise ValueError(f"{path}: a config file must hold a mapping of field: value")
+    return values
+
+
+def _relabel(examples: list[Example], threshold: float | None) -> list[Example]:
+    if threshold is None:
+        return examples
+    return [Example(e.text, "pos" if float(e.label) >= threshold else "neg", e.source) for e in examples]
+
+
+def load_splits(cfg: ClassificationConfig) -> dict[str, list[Example]]:
+    """train / validation / test examples as the config says (the generated task when no train file is given)."""
+    if cfg.train is None:
+        from fastformer.data import synthetic
+
+        splits = dict(
+            train=synthetic.generate(2000, seed=1),
+            validation=synthetic.generate(300, seed=2),
+            test=synthetic.generate(300, seed=3),
+        )
+    else:
+        read = dict(
+            text_field=cfg.text_field, label_field=cfg.label_field, format=cfg.format, has_header=cfg.has_header
+        )
+        splits = {"train": read_examples(cfg.train, where=cfg.train_where, **read)}
+        if cfg.validation:
+            splits["validation"] = read_examples(cfg.validation, where=cfg.validation_where, **read)
+        else:  # a seeded hold-out of the training file
+            shuffled = splits["train"]
+            order = torch.randperm(len(shuffled), generator=torch.Generator().manual_seed(cfg.seed)).tolist()
+            cut = max(1, int(round(cfg.validation_fraction * len(shuffled))))
+            splits["validation"] = [shuffled[i] for i in order[:cut]]
+            splits["train"] = [shuffled[i] for i in order[cut:]]
+        if cfg.test:
+            splits["test"] = read_examples(cfg.test, where=cfg.test_where, **read)
+    splits = {name: _relabel(examples, cfg.binary_threshold) for name, examples in splits.items()}
+    if cfg.max_train_examples:
+        splits["train"] = splits["train"][: cfg.max_train_examples]
+    if cfg.max_eval_examples:
+        splits = {n: (e if n == "train" else e[: cfg.max_eval_examples]) for n, e in splits.items()}
+    return splits
+
+
+class EncodedDataset(torch.utils.data.Dataset):
+    """Token ids and label ids of examples; padding happens per batch in the collator."""
+
+    def __init__(self, examples: list[Example], tokenizer, labels: LabelMap, max_length: int):
+        self.examples = examples
+        self.input_ids = tokenizer(
+            [e.text for e in examples], truncation=True, max_length=max_length, add_special_tokens=False
+        )["input_ids"]
+        self.labels = [labels.encode(e) for e in examples]  # an unknown label raises with its file and line
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        return {"input_ids": self.input_ids[i], "labels": self.labels[i]}
+
+    def num_tokens(self) -> int:
+        return sum(len(ids) for ids in self.input_ids)
+
+
+def classification_metrics(labels, predictions, label_names: list[str]) -> dict[str, Any]:
+    """Accuracy, macro-F1 and the confusion matrix (rows: true label, columns: predicted), with scikit-learn."""
+    from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
+
+    ids = list(range(len(label_names)))
+    return dict(
+        accuracy=float(accuracy_score(labels, predictions)),
+        macro_f1=float(f1_score(labels, predictions, labels=ids, average="macro", zero_division=0)),
+        confusion_matrix=confusion_matrix(labels, predictions, labels=ids).tolist(),
+        labels=label_names,
+    )
+
+
+def last_complete_checkpoint(checkpoint_dir: Path) -> Path | None:
+    """The highest-step checkpoint whose trainer_state.json (written last) exists; incomplete ones are removed."""
+    if not checkpoint_dir.is_dir():
+        return None
+    complete = []
+    for path in checkpoint_dir.glob("checkpoint-*"):
+        if (path / "trainer_state.json").is_file():
+            complete.append((int(path.name.split("-")[-1]), path))
+        else:
+            shutil.rmtree(path, ignore_errors=True)  # killed while it was being written
+    return max(complete)[1] if complete else None
+
+
+def _world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def _is_main_process() -> bool:
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def build_trainer(cfg: ClassificationConfig, model, tokenizer, train_set, eval_set, label_names):
+    import numpy as np
+    from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
+
+    world = _world_size()
+    if cfg.batch_size % world:
+        raise ValueError(f"batch_size {cfg.batch_size} is not divisible by the {world} processes")
+    use_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    args = TrainingArguments(
+        output_dir=str(Path(cfg.output_dir) / CHECKPOINTS),
+        num_train_epochs=cfg.epochs,
+        per_device_train_batch_size=cfg.batch_size // world,
+        per_device_eval_batch_size=max(1, cfg.batch_size // world),
+        learning_rate=cfg.learning_rate,
+        weight_decay=cfg.weight_decay,
+        adam_beta1=0.9,
+        adam_beta2=0.999,
+        optim="adamw_torch",
+        lr_scheduler_type=cfg.scheduler,
+        warmup_steps=cfg.warmup,
+        max_grad_norm=cfg.max_grad_norm,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        train_sampling_strategy=cfg.sampling,
+        eval_strategy="epoch",
+        save_strategy="epoch",
+        save_total_limit=2,
+        load_best_model_at_end=True,
+        metric_for_best_model=cfg.metric,
+        greater_is_better=True,
+        logging_steps=cfg.logging_steps,
+        report_to="none",
+        disable_tqdm=not cfg.progress,
+        bf16=use_bf16,
+        ddp_backend="gloo" if not torch.cuda.is_available() else None,
+        dataloader_num_workers=0,
+    )
+
+    def compute_metrics(prediction):
+        logits, labels = prediction
+        metrics = classification_metrics(labels, np.argmax(logits, axis=-1), label_names)
+        return {k: metrics[k] for k in ("accuracy", "macro_f1")}
+
+    return Trainer(
+        model=model,
+        args=args,
+        train_dataset=train_set,
+        eval_dataset=eval_set,
+        data_collator=DataCollatorWithPadding(tokenizer),
+        compute_metrics=compute_metrics,
+        processing_class=tokenizer,
+    )
+
+
+def _save_atomically(model, tokenizer, output_dir: Path) -> None:
+    """save_pretrained into a temporary folder, then move each file into place."""
+    staging = output_dir / ".saving"
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    for file in staging.iterdir():
+        os.replace(file, output_dir / file.name)
+    staging.rmdir()
+
+
+def predict_dataset(model, dataset: EncodedDataset, tokenizer, batch_size: int = 64) -> torch.Tensor:
+    """Logits (n, num_labels) for every example, in order, in eval mode."""
+    from transformers import DataCollatorWithPadding
+
+    collate = DataCollatorWithPadding(tokenizer)
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(dataset), batch_size):
+            batch = collate(
+                [{"input_ids": dataset.input_ids[i]} for i in range(start, min(start + batch_size, len(dataset)))]
+            )
+            out.append(model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits.float())
+    return torch.cat(out)
+
+
+def evaluate_split(model, tokenizer, examples: list[Example], labels: LabelMap, max_length: int):
+    """Metrics and per-example predictions of one split."""
+    dataset = EncodedDataset(examples, tokenizer, labels, max_length)
+    logits = predict_dataset(model, dataset, tokenizer)
+    predicted = logits.argmax(-1).tolist()
+    metrics = classification_metrics(dataset.labels, predicted, labels.labels)
+    metrics["examples"] = len(examples)
+    probs = logits.softmax(-1)
+    rows = [
+        dict(source=e.source, label=e.label, predicted=labels.labels[p], probability=round(float(probs[i, p]), 6))
+        for i, (e, p) in enumerate(zip(examples, predicted, strict=True))
+    ]
+    return metrics, rows
+
+
+def plot_training(log_history: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    train = [(h["step"], h["loss"]) for h in log_history if "loss" in h]
+    evals = [(h["step"], h.get("eval_macro_f1"), h.get("eval_accuracy")) for h in log_history if "eval_loss" in h]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    if train:
+        ax.plot(*zip(*train, strict=True), label="training loss")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss")
+    if evals:
+        twin = ax.twinx()
+        twin.plot([e[0] for e in evals], [e[1] for e in evals], "o-", color="C1", label="validation macro-F1")
+        twin.plot([e[0] for e in evals], [e[2] for e in evals], "s--", color="C2", label="validation accuracy")
+        twin.set_ylabel("score")
+        twin.legend(loc="center right", fontsize=8)
+    ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def train(cfg: ClassificationConfig) -> dict[str, Any]:
+    """Train, keep the best checkpoint by validation `cfg.metric`, evaluate, save. Returns the metrics."""
+    from transformers import set_seed
+
+    from fastformer.data.tokenizer import load_or_train_tokenizer
+    from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
+
+    output_dir = Path(cfg.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    set_seed(cfg.seed)
+    splits = load_splits(cfg)
+    labels = LabelMap.from_examples(splits["train"])
+    tokenizer = load_or_train_tokenizer((e.text for e in splits["train"]), cfg.tokenizer, cfg.vocab_size)
+    train_set = EncodedDataset(splits["train"], tokenizer, labels, cfg.max_length)
+    eval_set = EncodedDataset(splits["validation"], tokenizer, labels, cfg.max_length)
+
+    model_fields = dict(
+        vocab_size=len(tokenizer),
+        max_position_embeddings=max(cfg.max_length, 8),
+        num_labels=len(labels),
+        id2label=labels.id2label(),
+        label2id={v: k for k, v in labels.id2label().items()},
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
+    model = FastformerForSequenceClassification(config)
+    if _is_main_process():
+        (output_dir / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2))
+
+    trainer = build_trainer(cfg, model, tokenizer, train_set, eval_set, labels.labels)
+    resume_from = last_complete_checkpoint(output_dir / CHECKPOINTS) if cfg.resume else None
+    start = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+    seconds = time.perf_counter() - start
+
+    metrics: dict[str, Any] = dict(
+        train=dict(
+            examples=len(train_set),
+            epochs=cfg.epochs,
+            seconds=round(seconds, 2),
+            train_runtime=result.metrics.get("train_runtime"),
+            final_loss=result.training_loss,
+            tokens_per_s=round(train_set.num_tokens() * cfg.epochs / result.metrics["train_runtime"], 1)
+            if result.metrics.get("train_runtime")
+            else None,
+            resumed_from=str(resume_from) if resume_from else None,
+            best_checkpoint=trainer.state.best_model_checkpoint,
+        ),
+        parameters=sum(p.numel() for p in model.parameters()),
+    )
+    if not _is_main_process():
+        return metrics
+    model = trainer.model
+    for name in ("validation", "test"):
+        if name in splits:
+            split_metrics, rows = evaluate_split(model, tokenizer, splits[name], labels, cfg.max_length)
+            metrics[name] = split_metrics
+            with (output_dir / f"predictions_{name}.jsonl").open("w") as f:
+                f.writelines(json.dumps(r) + "\n" for r in rows)
+    _save_atomically(model, tokenizer, output_dir)
+    (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    (output_dir / "log_history.json").write_text(json.dumps(trainer.state.log_history, indent=1))
+    plot_training(trainer.state.log_history, output_dir / "training.png")
+    return metrics
+
+
+def load_model(model_dir: str | Path):
+    """(model, tokenizer, LabelMap) of a trained folder."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    import fastformer  # noqa: F401  (registers the Auto classes)
+
+    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir)).eval()
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    id2label = model.config.id2label
+    return model, tokenizer, LabelMap([id2label[i] for i in range(len(id2label))])
+
+
+def predict_texts(model_dir: str | Path, texts: list[str], max_length: int | None = None) -> list[dict[str, Any]]:
+    """Label and class probabilities for each text."""
+    model, tokenizer, labels = load_model(model_dir)
+    max_length = max_length or model.config.max_position_embeddings
+    examples = [Example(t, labels.labels[0], f"input:{i + 1}") for i, t in enumerate(texts)]
+    logits = predict_dataset(model, EncodedDataset(examples, tokenizer, labels, max_length), tokenizer)
+    probs = logits.softmax(-1)
+    return [
+        dict(
+            text=t[:80],
+            label=labels.labels[int(p.argmax())],
+            probabilities={name: round(float(p[j]), 4) for j, name in enumerate(labels.labels)},
+        )
+        for t, p in zip(texts, probs, strict=True)
+    ]

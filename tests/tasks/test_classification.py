@@ -1,0 +1,124 @@
+"""Classification end to end through the command line: train, save, reload, evaluate, predict, resume, torchrun."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+from fastformer.cli.main import build_parser, main
+from fastformer.cli.train import resolve_config
+from tests.helpers import SHARED
+
+SST = SHARED / "data" / "sst5"
+TINY = ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=32",
+        "--vocab-size", "600", "--max-length", "64", "--no-progress"]  # fmt: skip
+
+
+def fastformer(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).parent / "fastformer"
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, **kwargs)
+
+
+def test_builtin_task_trains_saves_and_reloads(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["train", "--output-dir", str(out), "--max-train-examples", "400", "--epochs", "1",
+                 "--max-eval-examples", "100", *TINY]) == 0  # fmt: skip
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "metrics.json", "run_config.json",
+                 "predictions_validation.jsonl", "predictions_test.jsonl", "training.png"):  # fmt: skip
+        assert (out / name).is_file(), name
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["test"]["examples"] == 100 and 0 <= metrics["test"]["macro_f1"] <= 1
+    assert len(metrics["test"]["confusion_matrix"]) == 4
+    assert metrics["train"]["tokens_per_s"] > 0
+    import fastformer  # noqa: F401
+
+    model = AutoModelForSequenceClassification.from_pretrained(out)
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    assert model.config.id2label == {0: "0", 1: "1", 2: "2", 3: "3"}
+    assert tokenizer.pad_token_id == model.config.pad_token_id == 0
+    capsys.readouterr()
+    assert main(["predict", str(out), "w1 w2 mark2x0 w3 mark2x1", "w5"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(rows) == 2 and set(rows[0]["probabilities"]) == {"0", "1", "2", "3"}
+
+
+@pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
+def test_real_data_sst5_and_unknown_labels_at_evaluation(tmp_path, capsys):
+    out = tmp_path / "sst"
+    assert main(["train", "--train", str(SST / "sst_train.txt"), "--validation", str(SST / "sst_dev.txt"),
+                 "--test", str(SST / "sst_test.txt"), "--max-train-examples", "300", "--max-eval-examples", "100",
+                 "--epochs", "1", "--batch-size", "32", "--output-dir", str(out), *TINY]) == 0  # fmt: skip
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["validation"]["labels"] == ["1", "2", "3", "4", "5"]
+    assert main(["evaluate", str(out), "--data", str(SST / "sst_dev.txt")]) == 0
+    assert json.loads((out / "metrics_sst_dev.json").read_text())["examples"] == 1101
+    bad = tmp_path / "other.csv"
+    bad.write_text("3,fine\n9,unseen label\n")
+    with pytest.raises(SystemExit, match=r"other.csv:2: field 'label': label '9' was not seen in training"):
+        main(["evaluate", str(out), "--data", str(bad)])
+
+
+def test_config_file_and_flags_resolve_in_order(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("epochs: 2\nlearning_rate: 0.01\nmodel:\n  hidden_size: 48\n")
+    args = build_parser().parse_args(["train", "--config", str(config), "--epochs", "5",
+                                                "--model", "num_attention_heads=3"])  # fmt: skip
+    cfg = resolve_config(args)
+    assert cfg.epochs == 5 and cfg.learning_rate == 0.01
+    assert cfg.model["hidden_size"] == 48 and cfg.model["num_attention_heads"] == 3
+    config.write_text("epoch: 2\n")
+    with pytest.raises(ValueError, match="unknown config field"):
+        resolve_config(build_parser().parse_args(["train", "--config", str(config)]))
+
+
+def _final_logits(run_dir: Path) -> torch.Tensor:
+    import fastformer  # noqa: F401
+
+    model = AutoModelForSequenceClassification.from_pretrained(run_dir).eval()
+    ids = torch.arange(1, 65).view(2, 32)
+    with torch.no_grad():
+        return model(input_ids=ids).logits
+
+
+RESUME_ARGS = ["train", "--max-train-examples", "600", "--max-eval-examples", "60", "--epochs", "3",
+               "--batch-size", "8", "--seed", "3", *TINY]  # fmt: skip
+
+
+def test_killed_run_resumes_to_the_same_result(tmp_path):
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    assert fastformer(*RESUME_ARGS, "--output-dir", str(whole)).returncode == 0
+    process = subprocess.Popen([str(Path(sys.executable).parent / "fastformer"), *RESUME_ARGS, "--output-dir",
+                                str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.time() + 300
+    while not list((killed / "checkpoints").glob("checkpoint-*/trainer_state.json")):  # epoch 1 is saved
+        assert process.poll() is None, "the run ended before it could be killed"
+        assert time.time() < deadline
+        time.sleep(0.2)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not (killed / "model.safetensors").exists()
+    resumed = fastformer(*RESUME_ARGS, "--output-dir", str(killed), "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    metrics = json.loads((killed / "metrics.json").read_text())
+    assert metrics["train"]["resumed_from"]
+    torch.testing.assert_close(_final_logits(killed), _final_logits(whole), rtol=1e-5, atol=1e-6)
+
+
+def test_two_processes_match_one_with_the_same_global_batch(tmp_path):
+    common = ["train", "--max-train-examples", "160", "--max-eval-examples", "40", "--epochs", "1",
+              "--batch-size", "8", "--sampling", "sequential", "--model", "hidden_dropout_prob=0.0", *TINY]  # fmt: skip
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert fastformer(*common, "--output-dir", str(one)).returncode == 0
+    torchrun = Path(sys.executable).parent / "torchrun"
+    result = subprocess.run([str(torchrun), "--nproc_per_node", "2", "--master_port", "29517",
+                             str(Path(sys.executable).parent / "fastformer"), *common, "--output-dir", str(two)],
+                            capture_output=True, text=True)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    torch.testing.assert_close(_final_logits(two), _final_logits(one), rtol=1e-4, atol=1e-5)
