@@ -180,7 +180,7 @@ def run(
 ) -> list[Cell]:
     """Measure every (variant, mode, (batch, n)) cell; shapes in increasing n.
 
-    Each variant runs in a child process that appends its cells to a JSON Lines file as they finish, so that a
+    Each variant and mode runs in a child process that appends its cells to a JSON Lines file as they finish, so that a
     variant killed by the operating system (out of memory) or stuck past 8 x budget_s + 60 s on one step costs
     only its own remaining cells: the cell in progress is recorded as "oom" or "over_budget", the rest "skipped".
     """
@@ -196,19 +196,20 @@ def run(
     all_cells: list[Cell] = []
     try:
         for name in variants:
-            spec = dict(
-                name=name,
-                shapes=shapes,
-                modes=modes,
-                hidden=hidden,
-                heads=heads,
-                dtype=dtype,
-                device=device,
-                repeats=repeats,
-                budget_s=budget_s,
-                with_memory=with_memory,
-            )
-            all_cells += _run_isolated(spec, cells_path, budget_s, progress)
+            for mode in modes:  # a child per mode: a training run killed for memory leaves inference its chance
+                spec = dict(
+                    name=name,
+                    shapes=shapes,
+                    modes=[mode],
+                    hidden=hidden,
+                    heads=heads,
+                    dtype=dtype,
+                    device=device,
+                    repeats=repeats,
+                    budget_s=budget_s,
+                    with_memory=with_memory,
+                )
+                all_cells += _run_isolated(spec, cells_path, budget_s, progress)
     finally:
         if own_file:
             cells_path.unlink(missing_ok=True)

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     header = machine_header(args.dtype, args.device)
     print("machine:", json.dumps(header))
     kind = "cuda" if args.device.startswith("cuda") else f"cpu{torch.get_num_threads()}t"
-    torch_version = re.sub(r"[^0-9.]", "", torch.__version__.split("+")[0])
+    torch_version = re.sub(r"[^0-9]+", "_", torch.__version__.split("+")[0])  # no dots: they read as suffixes
     sweeps = ["paper", "fixed"] if args.sweep == "both" else [args.sweep]
     for sweep in sweeps:
         shapes = _shapes(args, sweep)

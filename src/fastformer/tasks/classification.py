@@ -213,7 +213,7 @@ def build_trainer(cfg: ClassificationConfig, model, tokenizer, train_set, eval_s
         report_to="none",
         disable_tqdm=not cfg.progress,
         bf16=use_bf16,
-        ddp_backend="gloo" if not torch.cuda.is_available() else None,
+        ddp_backend=("gloo" if not torch.cuda.is_available() else "nccl") if world > 1 else None,
         dataloader_num_workers=0,
     )
 
@@ -294,7 +294,8 @@ def plot_training(log_history: list[dict], path: Path) -> None:
         twin.plot([e[0] for e in evals], [e[2] for e in evals], "s--", color="C2", label="validation accuracy")
         twin.set_ylabel("score")
         twin.legend(loc="center right", fontsize=8)
-    ax.legend(loc="upper right", fontsize=8)
+    if train:
+        ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
