@@ -79,3 +79,18 @@ def test_bench_command_writes_json_csv_png(tmp_path, capsys):
     assert "machine:" in out and "target" in out
     stems = {p.suffix for p in tmp_path.iterdir()}
     assert stems == {".json", ".csv", ".png", ".jsonl"}  # .cells.jsonl: the cells as they were measured
+
+
+def test_a_variant_whose_process_dies_is_recorded_and_the_sweep_goes_on(tmp_path):
+    from fastformer.benchmark.runner import _run_isolated
+
+    cells_path = tmp_path / "cells.jsonl"
+    spec = dict(name="no-such-variant", shapes=[(1, 64), (1, 128)], modes=["train"], hidden=32, heads=4,
+                dtype="float32", device="cpu", repeats=1, budget_s=60, with_memory=False)  # fmt: skip
+    cells = _run_isolated(spec, cells_path, 60, None)
+    assert [(c.n, c.status) for c in cells] == [(64, "error"), (128, "skipped")]
+    assert "code 1" in cells[0].note
+    assert len(cells_path.read_text().splitlines()) == 2  # recorded in the cells file too
+    # the next variant still runs
+    (ok,) = run(["fastformer-paper"], [(1, 64)], modes=["inference"], budget_s=60, with_memory=False, **TINY)
+    assert ok.status == "ok"

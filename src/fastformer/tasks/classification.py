@@ -215,6 +215,7 @@ def build_trainer(cfg: ClassificationConfig, model, tokenizer, train_set, eval_s
         bf16=use_bf16,
         ddp_backend=("gloo" if not torch.cuda.is_available() else "nccl") if world > 1 else None,
         dataloader_num_workers=0,
+        dataloader_pin_memory=torch.cuda.is_available(),
     )
 
     def compute_metrics(prediction):
