@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from fastformer.cli.main import build_parser, main
@@ -72,3 +73,45 @@ def test_config_file_and_flags_resolve_in_order(tmp_path):
     config.write_text("epoch: 2\n")
     with pytest.raises(ValueError, match="unknown config field"):
         resolve_config(build_parser().parse_args(["train", "--config", str(config)]))
+
+
+def _final_logits(run_dir: Path) -> torch.Tensor:
+    import fastformer  # noqa: F401
+
+    model = AutoModelForSequenceClassification.from_pretrained(run_dir).eval()
+    with torch.no_grad():
+        return model(input_ids=torch.arange(1, 65).view(2, 32)).logits
+
+
+RESUME_ARGS = ["train", "--max-train-examples", "400", "--max-eval-examples", "40", "--epochs", "3",
+               "--batch-size", "8", "--seed", "3", "--model", "hidden_size=32",
+               "--model", "num_attention_heads=4", "--model", "intermediate_size=32", "--vocab-size", "600",
+               "--max-length", "32", "--no-progress"]  # fmt: skip
+
+
+def test_killed_run_resumes_to_the_same_result(tmp_path):
+    """A real process killed (SIGKILL) after its first checkpoint, resumed, ends bit-identical to a run never killed."""
+    import os
+    import signal
+    import time
+
+    killed, whole = tmp_path / "killed", tmp_path / "whole"
+    exe = str(Path(sys.executable).parent / "fastformer")
+    process = subprocess.Popen([exe, *RESUME_ARGS, "--output-dir", str(killed)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.time() + 300
+    while not list((killed / "checkpoints").glob("checkpoint-*/trainer_state.json")):
+        assert process.poll() is None, "the run ended before it could be killed"
+        assert time.time() < deadline
+        time.sleep(0.1)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not (killed / "model.safetensors").exists()
+    # the uninterrupted run shares the killed run's tokenizer (WordPiece training breaks ties differently per process)
+    assert (
+        fastformer(*RESUME_ARGS, "--tokenizer", str(killed / "tokenizer"), "--output-dir", str(whole)).returncode == 0
+    )
+    resumed = fastformer(*RESUME_ARGS, "--output-dir", str(killed), "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads((killed / "metrics.json").read_text())["train"]["resumed_from"]
+    assert torch.equal(_final_logits(killed), _final_logits(whole))

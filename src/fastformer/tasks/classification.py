@@ -302,11 +302,40 @@ def plot_training(log_history: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def _run_tokenizer(cfg: ClassificationConfig, examples: list[Example], output_dir: Path):
+    """The run's tokenizer, made once and kept in OUTPUT/tokenizer.
+
+    WordPiece training breaks frequency ties differently from one process to the next, so a resumed run and every
+    torchrun process must load the tokenizer the run started with instead of training their own: the main process
+    trains (or copies) it and moves it into place; the others wait for it.
+    """
+    from transformers import AutoTokenizer
+
+    from fastformer.data.tokenizer import load_or_train_tokenizer
+
+    folder = output_dir / "tokenizer"
+    if (folder / "tokenizer_config.json").is_file() and (cfg.resume or not _is_main_process()):
+        return AutoTokenizer.from_pretrained(str(folder))
+    if _is_main_process():
+        tokenizer = load_or_train_tokenizer((e.text for e in examples), cfg.tokenizer, cfg.vocab_size)
+        staging = output_dir / ".tokenizer-saving"
+        shutil.rmtree(staging, ignore_errors=True)
+        tokenizer.save_pretrained(staging)
+        shutil.rmtree(folder, ignore_errors=True)
+        os.replace(staging, folder)
+        return tokenizer
+    deadline = time.monotonic() + 3600
+    while not (folder / "tokenizer_config.json").is_file():  # written by the main process, atomically
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{folder}: the main process did not write the tokenizer within an hour")
+        time.sleep(0.5)
+    return AutoTokenizer.from_pretrained(str(folder))
+
+
 def train(cfg: ClassificationConfig) -> dict[str, Any]:
     """Train, keep the best checkpoint by validation `cfg.metric`, evaluate, save. Returns the metrics."""
     from transformers import set_seed
 
-    from fastformer.data.tokenizer import load_or_train_tokenizer
     from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
 
     output_dir = Path(cfg.output_dir)
@@ -314,7 +343,7 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
     set_seed(cfg.seed)
     splits = load_splits(cfg)
     labels = LabelMap.from_examples(splits["train"])
-    tokenizer = load_or_train_tokenizer((e.text for e in splits["train"]), cfg.tokenizer, cfg.vocab_size)
+    tokenizer = _run_tokenizer(cfg, splits["train"], output_dir)
     train_set = EncodedDataset(splits["train"], tokenizer, labels, cfg.max_length)
     eval_set = EncodedDataset(splits["validation"], tokenizer, labels, cfg.max_length)
 

@@ -19,6 +19,9 @@ class FastformerPreTrainedModel(PreTrainedModel):
     config_class = FastformerConfig
     base_model_prefix = "fastformer"
     main_input_name = "input_ids"
+    # forward takes **kwargs but its losses are means over the batch, not sums to be divided by the Trainer's
+    # item count: without this, the Trainer rescales the loss under data parallelism.
+    accepts_loss_kwargs = False
 
     def _init_weights(self, module: nn.Module) -> None:
         # Linear / Embedding N(0, initializer_range) with zero bias and zero padding row, LayerNorm 1 / 0: as the
