@@ -38,6 +38,7 @@ FLAGS = {
     "max-grad-norm": (float, "gradient clipping norm"),
     "seed": (int, "random seed"),
     "sampling": (str, "random (default) or sequential training order"),
+    "logging-steps": (int, "log the training loss every N steps"),
     "metric": (str, "validation metric that picks the best checkpoint: macro_f1 or accuracy"),
     "output-dir": (str, "output folder"),
 }
