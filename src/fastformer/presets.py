@@ -52,9 +52,26 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+def _getter(config: Any):
+    return config.get if isinstance(config, dict) else lambda name: getattr(config, name)
+
+
+def attention_kwargs(config: Any) -> dict[str, Any]:
+    """FastformerAttention's switches from a config object (attributes) or dict of config fields (e.g. a preset)."""
+    get = _getter(config)
+    return dict(
+        query_value_sharing=get("query_value_sharing"),
+        head_sharing=get("head_sharing"),
+        interaction=get("interaction"),
+        scoring=get("scoring"),
+        transform=get("transform"),
+        output_dense=get("attention_output_dense"),
+    )
+
+
 def encoder_kwargs(config: Any) -> dict[str, Any]:
     """FastformerEncoder's keyword arguments from a config object (attributes) or dict of config fields."""
-    get = config.get if isinstance(config, dict) else lambda name: getattr(config, name)
+    get = _getter(config)
     return dict(
         hidden_size=get("hidden_size"),
         num_layers=get("num_hidden_layers"),
@@ -68,12 +85,7 @@ def encoder_kwargs(config: Any) -> dict[str, Any]:
         norm_position=get("norm_position"),
         layer_sharing=get("layer_sharing"),
         activation=get("hidden_act"),
-        query_value_sharing=get("query_value_sharing"),
-        head_sharing=get("head_sharing"),
-        interaction=get("interaction"),
-        scoring=get("scoring"),
-        transform=get("transform"),
-        output_dense=get("attention_output_dense"),
+        **attention_kwargs(config),
     )
 
 

@@ -47,13 +47,9 @@ class ProjectionsOnly(nn.Module):
 def _fastformer(preset: str, fused: bool = True) -> Callable[[int, int, int], nn.Module]:
     def build(hidden: int, heads: int, seq_len: int) -> nn.Module:
         from fastformer.layers import FastformerAttention
-        from fastformer.presets import PRESETS
+        from fastformer.presets import PRESETS, attention_kwargs
 
-        p = PRESETS[preset]
-        return FastformerAttention(
-            hidden, heads, query_value_sharing=p["query_value_sharing"], scoring=p["scoring"],
-            transform=p["transform"], output_dense=p["attention_output_dense"], fused=fused,
-        )  # fmt: skip
+        return FastformerAttention(hidden, heads, **attention_kwargs(PRESETS[preset]), fused=fused)
 
     return build
 

@@ -36,18 +36,10 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from fastformer.layers import FastformerAttention, SoftmaxAttention
-    from fastformer.presets import PRESETS
+    from fastformer.presets import PRESETS, attention_kwargs
 
     torch.manual_seed(0)
-    preset = PRESETS[args.preset]
-    fast = FastformerAttention(
-        args.hidden_size,
-        args.heads,
-        query_value_sharing=preset["query_value_sharing"],
-        scoring=preset["scoring"],
-        transform=preset["transform"],
-        output_dense=preset["attention_output_dense"],
-    )
+    fast = FastformerAttention(args.hidden_size, args.heads, **attention_kwargs(PRESETS[args.preset]))
     softmax = SoftmaxAttention(args.hidden_size, args.heads)
     print(
         f"one attention layer, forward + backward, hidden {args.hidden_size}, {args.heads} heads, "

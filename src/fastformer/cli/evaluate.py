@@ -23,11 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fastformer.data import DataError, read_examples
-    from fastformer.tasks.classification import _relabel, evaluate_split, load_model
+    from fastformer.tasks.classification import evaluate_split, load_model, relabel_binary
 
     where = dict(item.split("=", 1) for item in args.where) or None
     try:
-        examples = _relabel(
+        examples = relabel_binary(
             read_examples(
                 args.data, text_field=args.text_field, label_field=args.label_field, format=args.format, where=where
             ),

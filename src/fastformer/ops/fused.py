@@ -30,8 +30,7 @@ CHUNK_TOKENS = 2048
 def scoring_matrix(w: torch.Tensor, num_heads: int) -> torch.Tensor:
     """(H, D) per-head vectors or (H, H, D) full weights -> S (C, H) with scores = X @ S."""
     if w.dim() == 2:  # S[h * D + d, h] = w[h, d], zero off the head's own block
-        eye = torch.eye(num_heads, dtype=w.dtype, device=w.device)
-        return (w[:, :, None] * eye[:, None, :]).reshape(-1, num_heads)
+        return _block_diag(w).t()
     return w.permute(1, 2, 0).reshape(-1, num_heads)  # S[g * D + d, h] = w[h, g, d]
 
 

@@ -86,7 +86,8 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     return values
 
 
-def _relabel(examples: list[Example], threshold: float | None) -> list[Example]:
+def relabel_binary(examples: list[Example], threshold: float | None) -> list[Example]:
+    """Numeric labels >= threshold -> "pos", else "neg"; unchanged when threshold is None."""
     if threshold is None:
         return examples
     return [Example(e.text, "pos" if float(e.label) >= threshold else "neg", e.source) for e in examples]
@@ -117,7 +118,7 @@ def load_splits(cfg: ClassificationConfig) -> dict[str, list[Example]]:
             splits["train"] = [shuffled[i] for i in order[cut:]]
         if cfg.test:
             splits["test"] = read_examples(cfg.test, where=cfg.test_where, **read)
-    splits = {name: _relabel(examples, cfg.binary_threshold) for name, examples in splits.items()}
+    splits = {name: relabel_binary(examples, cfg.binary_threshold) for name, examples in splits.items()}
     if cfg.max_train_examples:
         splits["train"] = splits["train"][: cfg.max_train_examples]
     if cfg.max_eval_examples:
