@@ -69,3 +69,54 @@ def fastformer_attention_reference(
             u = u * mask[b][None, :, None]  # padded tokens output 0
         outputs.append(u)
     return torch.stack(outputs).to(out_dtype)
+
+
+def causal_fastformer_attention_reference(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    b_q: torch.Tensor | None = None,
+    b_k: torch.Tensor | None = None,
+    scale: float | None = None,
+    interaction: str = "product",
+) -> torch.Tensor:
+    """Reference for `causal_fastformer_attention`: for every position i, the bidirectional equations on the real
+    tokens j <= i only, with p_j built from the global query of step j. O(N^2) loops, float64, differentiable."""
+    B, H, N, D = q.shape
+    scale = 1.0 / math.sqrt(D) if scale is None else scale
+    mix = (lambda a, b: a * b) if interaction == "product" else (lambda a, b: a + b)
+    f64, out_dtype = torch.float64, v.dtype
+    q, k, v, w_q, w_k = (t.to(f64) for t in (q, k, v, w_q, w_k))
+    b_q = None if b_q is None else b_q.to(f64)
+    b_k = None if b_k is None else b_k.to(f64)
+    zero = torch.zeros(D, dtype=f64)
+    outputs = []
+    for b in range(B):
+        real = [True] * N if mask is None else mask[b].tolist()
+        q_globals = []  # q_g(i) for every position i: (H, D) each
+        for i in range(N):
+            seen = [j for j in range(i + 1) if real[j]]
+            if not seen:
+                q_globals.append(torch.stack([zero] * H))
+                continue
+            q_seen = q[b][:, seen]  # (H, n, D)
+            alphas = [_softmax(_score(q_seen, h, w_q, b_q, scale)) for h in range(H)]
+            q_globals.append(torch.stack([(alphas[h][:, None] * q_seen[h]).sum(0) for h in range(H)]))
+        p = torch.stack([mix(q_globals[j], k[b][:, j]) for j in range(N)], dim=1)  # (H, N, D): p_j uses q_g(j)
+        u = []
+        for i in range(N):
+            seen = [j for j in range(i + 1) if real[j]]
+            if not real[i] or not seen:
+                u.append(torch.zeros(H, D, dtype=f64))
+                continue
+            p_seen = p[:, seen]
+            k_global = torch.stack(
+                [(_softmax(_score(p_seen, h, w_k, b_k, scale))[:, None] * p_seen[h]).sum(0) for h in range(H)]
+            )
+            u.append(mix(k_global, v[b][:, i]))
+        outputs.append(torch.stack(u, dim=1))  # (H, N, D)
+    return torch.stack(outputs).to(out_dtype)
