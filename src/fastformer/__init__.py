@@ -39,8 +39,9 @@ except ModuleNotFoundError as missing:
 else:
     from fastformer.models.fastformer import (  # noqa: F401  (import registers the Auto classes)
         FastformerConfig,
+        FastformerForCausalLM,
         FastformerForSequenceClassification,
         FastformerModel,
     )
 
-    __all__ += ["FastformerConfig", "FastformerForSequenceClassification", "FastformerModel"]
+    __all__ += ["FastformerConfig", "FastformerForCausalLM", "FastformerForSequenceClassification", "FastformerModel"]

@@ -85,6 +85,7 @@ def encoder_kwargs(config: Any) -> dict[str, Any]:
         norm_position=get("norm_position"),
         layer_sharing=get("layer_sharing"),
         activation=get("hidden_act"),
+        causal=bool(get("causal")),  # absent from the presets: the paper's models are bidirectional
         **attention_kwargs(config),
     )
 

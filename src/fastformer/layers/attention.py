@@ -7,6 +7,7 @@ import math
 import torch
 from torch import nn
 
+from fastformer.ops.causal import CausalPoolState, causal_fastformer_attention, causal_fastformer_step
 from fastformer.ops.fastformer_attention import additive_pool, fastformer_attention, head_scores
 from fastformer.ops.fused import fastformer_attention_fused
 
@@ -68,6 +69,8 @@ class FastformerAttention(nn.Module):
         output_dense: add the notebook's extra Linear(hidden, hidden) after the query residual.
         fused: run the product interaction through `fastformer_attention_fused` (same values, less memory and
             time); False runs the plain-autograd op, kept for comparison.
+        causal: each token pools only itself and earlier tokens (`ops.causal`; not in the paper). The layer then
+            takes and returns a fixed-size `CausalPoolState` for incremental decoding.
     """
 
     def __init__(
@@ -83,6 +86,7 @@ class FastformerAttention(nn.Module):
         output_dense: bool = False,
         bias: bool = True,
         fused: bool = True,
+        causal: bool = False,
     ):
         super().__init__()
         if hidden_size % num_heads:
@@ -94,13 +98,15 @@ class FastformerAttention(nn.Module):
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        if causal and interaction == "concat":
+            raise ValueError("the causal attention supports interaction 'product' or 'add', not 'concat'")
         if head_sharing and (scoring != "per_head" or transform != "per_head"):
             raise ValueError("head_sharing shares per-head weights: it needs scoring='per_head', transform='per_head'")
         self.hidden_size, self.num_heads = hidden_size, num_heads
         self.head_size = hidden_size // num_heads
         self.query_value_sharing, self.head_sharing = query_value_sharing, head_sharing
         self.interaction, self.scoring, self.transform_type = interaction, scoring, transform
-        self.fused = fused
+        self.fused, self.causal = fused, causal
 
         self.query = nn.Linear(hidden_size, hidden_size, bias=bias)
         self.key = nn.Linear(hidden_size, hidden_size, bias=bias)
@@ -139,15 +145,41 @@ class FastformerAttention(nn.Module):
         u = self.value_interaction(k_global, v)
         return u if mask is None else u.masked_fill(~mask[:, None, :, None], 0)
 
-    def forward(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """hidden_states: (B, N, hidden); mask: (B, N) bool, True = real token, or None."""
+    def _causal_attention(self, q, k, v, w_q, b_q, w_k, b_k, mask, state):
+        kw = dict(b_q=b_q, b_k=b_k, interaction=self.interaction)
+        if state is not None and q.shape[2] == 1:  # decoding: the recurrent form, O(H * D) per token
+            return causal_fastformer_step(q, k, v, w_q, w_k, state, mask, **kw)
+        return causal_fastformer_attention(q, k, v, w_q, w_k, mask, state=state, return_state=True, **kw)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        state: CausalPoolState | None = None,
+        return_state: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, CausalPoolState]:
+        """hidden_states: (B, N, hidden); mask: (B, N) bool, True = real token, or None.
+
+        Causal layers only: `state` continues from earlier tokens; `return_state` also returns the state after
+        the last token.
+        """
+        if (state is not None or return_state) and not self.causal:
+            raise ValueError("only a causal FastformerAttention (causal=True) carries a state")
         B, N, C = hidden_states.shape
         mixed_query = self.query(hidden_states)  # (B, N, C)
         mixed_key = self.key(hidden_states)
         mixed_value = mixed_query if self.value is None else self.value(hidden_states)
         w_q, b_q = self.scoring_weights("query")
         w_k, b_k = self.scoring_weights("key")
-        if self.interaction == "product" and self.fused:  # the fused op works on (B, N, C): no transposes
+        new_state = None
+        if self.causal:
+            q, k, v = (
+                t.view(B, N, self.num_heads, self.head_size).transpose(1, 2)
+                for t in (mixed_query, mixed_key, mixed_value)
+            )
+            u, new_state = self._causal_attention(q, k, v, w_q, b_q, w_k, b_k, mask, state)
+            u = u.transpose(1, 2).reshape(B, N, C)
+        elif self.interaction == "product" and self.fused:  # the fused op works on (B, N, C): no transposes
             u = fastformer_attention_fused(
                 mixed_query, mixed_key, mixed_value, w_q, w_k, mask, num_heads=self.num_heads, b_q=b_q, b_k=b_k
             )
@@ -168,4 +200,4 @@ class FastformerAttention(nn.Module):
         output = r + mixed_query  # the paper adds the query, not the input
         if self.output_dense is not None:
             output = self.output_dense(output)
-        return output
+        return (output, new_state) if return_state else output

@@ -32,6 +32,7 @@ class FastformerEncoder(nn.Module):
         layer_norm_eps: float = 1e-12,
         norm_position: str = "post",
         layer_sharing: bool = False,
+        causal: bool = False,
         **layer_kwargs,
     ):
         super().__init__()
@@ -39,7 +40,7 @@ class FastformerEncoder(nn.Module):
             raise ValueError(
                 f"position_embedding_type must be one of {POSITION_EMBEDDING_TYPES}, got {position_embedding_type!r}"
             )
-        self.num_layers = num_layers
+        self.num_layers, self.causal = num_layers, causal
         self.max_position_embeddings = max_position_embeddings
         self.position_embeddings = (
             nn.Embedding(max_position_embeddings, hidden_size) if position_embedding_type == "absolute" else None
@@ -47,7 +48,9 @@ class FastformerEncoder(nn.Module):
         self.embedding_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps) if embedding_layer_norm else None
         self.dropout = nn.Dropout(dropout)
         layer_args = (hidden_size, num_heads, intermediate_size)
-        layer_kw = dict(dropout=dropout, layer_norm_eps=layer_norm_eps, norm_position=norm_position, **layer_kwargs)
+        layer_kw = dict(
+            dropout=dropout, layer_norm_eps=layer_norm_eps, norm_position=norm_position, causal=causal, **layer_kwargs
+        )
         num_distinct = 1 if layer_sharing else num_layers
         self.layers = nn.ModuleList([FastformerLayer(*layer_args, **layer_kw) for _ in range(num_distinct)])
         self.final_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps) if norm_position == "pre" else None
@@ -61,26 +64,41 @@ class FastformerEncoder(nn.Module):
         inputs_embeds: torch.Tensor,
         mask: torch.Tensor | None = None,
         output_hidden_states: bool = False,
+        *,
+        position_ids: torch.Tensor | None = None,
+        states: list | None = None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
         """inputs_embeds: (B, N, hidden); mask: (B, N) bool or None.
 
+        position_ids: (B, N) or (N,) positions (default 0 .. N-1); a causal stack decoding with a state passes the
+            positions of its new tokens.
+        states: causal stacks only: a list with one CausalPoolState (or None = nothing read yet) per depth, read and
+            replaced in place with the states after these tokens.
         Returns (last hidden state, all hidden states incl. the embeddings' output if requested, else None).
         """
         B, N, _ = inputs_embeds.shape
         x = inputs_embeds
         if self.position_embeddings is not None:
-            if N > self.max_position_embeddings:
+            if position_ids is None:
+                position_ids = torch.arange(N, device=x.device)[None]
+            last = int(position_ids.max()) if position_ids.numel() else 0
+            if last >= self.max_position_embeddings:
                 raise ValueError(
-                    f"sequence length {N} exceeds max_position_embeddings {self.max_position_embeddings}; "
+                    f"position {last} is beyond max_position_embeddings {self.max_position_embeddings}; "
                     "truncate the input or build the model with more positions"
                 )
-            x = x + self.position_embeddings(torch.arange(N, device=x.device))[None]
+            x = x + self.position_embeddings(position_ids)
         if self.embedding_norm is not None:
             x = self.embedding_norm(x)
         x = self.dropout(x)
         all_states = [x] if output_hidden_states else None
+        if states is not None and len(states) != self.num_layers:
+            raise ValueError(f"states must hold one entry per depth ({self.num_layers}), got {len(states)}")
         for depth in range(self.num_layers):
-            x = self.layer_at(depth)(x, mask)
+            if states is None:
+                x = self.layer_at(depth)(x, mask)
+            else:
+                x, states[depth] = self.layer_at(depth)(x, mask, states[depth], return_state=True)
             if all_states is not None:
                 all_states.append(x)
         if self.final_norm is not None:

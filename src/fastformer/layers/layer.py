@@ -7,6 +7,7 @@ from torch import nn
 
 from fastformer.layers.attention import FastformerAttention
 from fastformer.layers.feed_forward import FeedForward
+from fastformer.ops.causal import CausalPoolState
 
 NORM_POSITIONS = ("post", "pre")
 
@@ -42,10 +43,22 @@ class FastformerLayer(nn.Module):
         self.feed_forward_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        state: CausalPoolState | None = None,
+        return_state: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, CausalPoolState]:
+        """(B, N, hidden) -> (B, N, hidden); causal layers also take / return a CausalPoolState (see the attention)."""
         x = hidden_states
+        attention_input = x if self.norm_position == "post" else self.attention_norm(x)
+        out = self.attention(attention_input, mask, state, return_state)
+        mixed, new_state = out if return_state else (out, None)
         if self.norm_position == "post":
-            x = self.attention_norm(x + self.dropout(self.attention(x, mask)))
-            return self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))
-        x = x + self.dropout(self.attention(self.attention_norm(x), mask))
-        return x + self.dropout(self.feed_forward(self.feed_forward_norm(x)))
+            x = self.attention_norm(x + self.dropout(mixed))
+            x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))
+        else:
+            x = x + self.dropout(mixed)
+            x = x + self.dropout(self.feed_forward(self.feed_forward_norm(x)))
+        return (x, new_state) if return_state else x

@@ -1,9 +1,11 @@
 """The `fastformer` model type for Hugging Face transformers; importing this registers the Auto classes."""
 
-from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
+from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForSequenceClassification
 
+from fastformer.models.fastformer.cache import FastformerCache
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
 from fastformer.models.fastformer.modeling_fastformer import (
+    FastformerForCausalLM,
     FastformerForSequenceClassification,
     FastformerModel,
     FastformerPreTrainedModel,
@@ -12,5 +14,13 @@ from fastformer.models.fastformer.modeling_fastformer import (
 AutoConfig.register("fastformer", FastformerConfig, exist_ok=True)
 AutoModel.register(FastformerConfig, FastformerModel, exist_ok=True)
 AutoModelForSequenceClassification.register(FastformerConfig, FastformerForSequenceClassification, exist_ok=True)
+AutoModelForCausalLM.register(FastformerConfig, FastformerForCausalLM, exist_ok=True)
 
-__all__ = ["FastformerConfig", "FastformerForSequenceClassification", "FastformerModel", "FastformerPreTrainedModel"]
+__all__ = [
+    "FastformerCache",
+    "FastformerConfig",
+    "FastformerForCausalLM",
+    "FastformerForSequenceClassification",
+    "FastformerModel",
+    "FastformerPreTrainedModel",
+]

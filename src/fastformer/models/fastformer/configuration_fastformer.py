@@ -19,7 +19,8 @@ class FastformerConfig(PreTrainedConfig):
         interaction ("product" | "add" | "concat"), scoring ("per_head" | "full"), transform ("full" | "per_head"),
         attention_output_dense (bool: the notebook's extra dense after the attention),
         norm_position ("post" | "pre"), position_embedding_type ("absolute" | "none"),
-        embedding_layer_norm (bool).
+        embedding_layer_norm (bool), causal (bool: each token attends to itself and earlier tokens only; set by
+        FastformerForCausalLM).
 
     Task heads share this config: a head that needs more (news encoder sizes, a decoder, causal masking) adds
     fields with defaults here, so that every checkpoint stays model_type "fastformer".
@@ -53,7 +54,9 @@ class FastformerConfig(PreTrainedConfig):
         transform: str = "full",
         attention_output_dense: bool = False,
         classifier_dropout: float = 0.0,
+        causal: bool = False,
         pad_token_id: int | None = 0,
+        tie_word_embeddings: bool = True,
         **kwargs,
     ):
         self.vocab_size = vocab_size
@@ -77,6 +80,8 @@ class FastformerConfig(PreTrainedConfig):
         self.transform = transform
         self.attention_output_dense = attention_output_dense
         self.classifier_dropout = classifier_dropout
+        self.causal = causal
+        self.tie_word_embeddings = tie_word_embeddings  # the causal LM's output layer is its input embeddings
         super().__init__(pad_token_id=pad_token_id, **kwargs)
 
     @classmethod

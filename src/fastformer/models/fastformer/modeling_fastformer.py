@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
-from transformers import PreTrainedModel
+from transformers import GenerationMixin, PreTrainedModel
 from transformers import initialization as init
 from transformers.modeling_outputs import BaseModelOutputWithPooling, SequenceClassifierOutput
+from transformers.utils import ModelOutput
 
 from fastformer.layers.attention import FastformerAttention, PerHeadLinear
 from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.pooling import AttentionPooling
+from fastformer.models.fastformer.cache import FastformerCache
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
 from fastformer.presets import encoder_kwargs
 
@@ -48,6 +52,23 @@ def padding_mask(
     return None
 
 
+@dataclass
+class FastformerModelOutput(BaseModelOutputWithPooling):
+    """BaseModelOutputWithPooling plus, for causal models, the decoding state after these tokens."""
+
+    cache: FastformerCache | None = None
+
+
+@dataclass
+class FastformerCausalLMOutput(ModelOutput):
+    """loss (next-token cross-entropy, when labels are given), logits (B, N, vocab), cache, hidden_states."""
+
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    cache: FastformerCache | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+
+
 class FastformerModel(FastformerPreTrainedModel):
     """Word embeddings -> FastformerEncoder -> (hidden states, attention-pooled vector)."""
 
@@ -71,22 +92,50 @@ class FastformerModel(FastformerPreTrainedModel):
         inputs_embeds: torch.Tensor | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        cache: FastformerCache | None = None,
+        use_cache: bool | None = None,
         **kwargs,
-    ) -> BaseModelOutputWithPooling | tuple:
-        """input_ids (B, N) or inputs_embeds (B, N, hidden); attention_mask (B, N), 1 = real token."""
+    ) -> FastformerModelOutput | tuple:
+        """input_ids (B, N) or inputs_embeds (B, N, hidden); attention_mask (B, N), 1 = real token.
+
+        Causal models (config.causal) only: `cache` continues from earlier tokens (attention_mask may then cover
+        the earlier tokens too, as generate() passes it: its last N columns are used); `use_cache` returns the
+        state after these tokens. Positions count real tokens, so left padding does not shift them.
+        """
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("pass exactly one of input_ids and inputs_embeds")
         if output_hidden_states is None:
             output_hidden_states = self.config.output_hidden_states
         return_dict = return_dict if return_dict is not None else self.config.return_dict
-        mask = padding_mask(self.config, input_ids, attention_mask)
+        causal = bool(getattr(self.config, "causal", False))
+        if (cache is not None or use_cache) and not causal:
+            raise ValueError("cache / use_cache need a causal model (config.causal = True)")
         if inputs_embeds is None:
             inputs_embeds = self.word_embeddings(input_ids)  # (B, N, hidden)
-        hidden, all_hidden = self.encoder(inputs_embeds, mask, output_hidden_states=bool(output_hidden_states))
+        B, N = inputs_embeds.shape[:2]
+        if attention_mask is not None and attention_mask.shape[-1] > N:
+            attention_mask = attention_mask[:, -N:]
+        mask = padding_mask(self.config, input_ids, attention_mask)
+        position_ids = None
+        if causal and (cache is not None or use_cache):
+            cache = cache if cache is not None else FastformerCache(self.config.num_hidden_layers)
+            real = mask if mask is not None else torch.ones(B, N, dtype=torch.bool, device=inputs_embeds.device)
+            position_ids = cache.advance(real)
+        elif causal and mask is not None:
+            position_ids = (mask.long().cumsum(-1) - 1).clamp_min(0)
+        hidden, all_hidden = self.encoder(
+            inputs_embeds,
+            mask,
+            output_hidden_states=bool(output_hidden_states),
+            position_ids=position_ids,
+            states=None if cache is None else cache.states,
+        )
         pooled = self.pooler(hidden, mask) if self.pooler is not None else None
         if not return_dict:
-            return tuple(t for t in (hidden, pooled, all_hidden) if t is not None)
-        return BaseModelOutputWithPooling(last_hidden_state=hidden, pooler_output=pooled, hidden_states=all_hidden)
+            return tuple(t for t in (hidden, pooled, all_hidden, cache) if t is not None)
+        return FastformerModelOutput(
+            last_hidden_state=hidden, pooler_output=pooled, hidden_states=all_hidden, cache=cache
+        )
 
 
 class FastformerForSequenceClassification(FastformerPreTrainedModel):
@@ -138,3 +187,81 @@ class FastformerForSequenceClassification(FastformerPreTrainedModel):
         if self.config.problem_type == "single_label_classification":
             return nn.functional.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1))
         return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
+
+
+class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
+    """Causal Fastformer language model: word embeddings -> causal FastformerEncoder -> tied output embeddings.
+
+    Not in the paper: every attention pools only the current and earlier tokens (`fastformer.ops.causal`), so the
+    model decodes with a fixed-size state (`FastformerCache`) instead of a key/value cache that grows with the
+    context. `generate()` (greedy, sampling, beam search) uses that state; prompts are padded on the left.
+    Loss when `labels` are given: next-token cross-entropy (labels are shifted inside; -100 is ignored).
+    """
+
+    _tied_weights_keys = {"lm_head.weight": "fastformer.word_embeddings.weight"}
+    _is_stateful = True
+
+    def __init__(self, config: FastformerConfig):
+        config.causal = True
+        super().__init__(config)
+        self.fastformer = FastformerModel(config, add_pooling_layer=False)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.post_init()
+
+    @classmethod
+    def _supports_default_dynamic_cache(cls) -> bool:
+        return False  # our state is made by forward on the first call (use_cache=True), not a DynamicCache
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.fastformer.word_embeddings
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.fastformer.word_embeddings = value
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.lm_head
+
+    def set_output_embeddings(self, value: nn.Linear) -> None:
+        self.lm_head = value
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        cache: FastformerCache | None = None,
+        use_cache: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+        logits_to_keep: int = 0,
+        **kwargs,
+    ) -> FastformerCausalLMOutput | tuple:
+        """input_ids (B, N); attention_mask (B, N) or, with a cache, (B, tokens so far); labels (B, N).
+
+        logits_to_keep: compute logits for the last this-many positions only (0 = all), as generate() asks.
+        """
+        return_dict = return_dict if return_dict is not None else self.config.return_dict
+        outputs = self.fastformer(
+            input_ids,
+            attention_mask,
+            inputs_embeds,
+            output_hidden_states=output_hidden_states,
+            return_dict=True,
+            cache=cache,
+            use_cache=use_cache,
+        )
+        hidden = outputs.last_hidden_state
+        if logits_to_keep:
+            hidden = hidden[:, -logits_to_keep:]
+        logits = self.lm_head(hidden)  # (B, N, vocab)
+        loss = None
+        if labels is not None:
+            shifted = logits[:, :-1].reshape(-1, logits.shape[-1]).float()
+            loss = nn.functional.cross_entropy(shifted, labels[:, 1:].reshape(-1).to(logits.device), ignore_index=-100)
+        if not return_dict:
+            out = tuple(t for t in (logits, outputs.cache, outputs.hidden_states) if t is not None)
+            return ((loss,) + out) if loss is not None else out
+        return FastformerCausalLMOutput(
+            loss=loss, logits=logits, cache=outputs.cache, hidden_states=outputs.hidden_states
+        )
