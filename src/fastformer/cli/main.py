@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fastformer.cli import bench, convert, demo, evaluate, predict, train
+from fastformer.cli import bench, convert, demo, evaluate, generate, predict, train
 
 SUBCOMMANDS = {
     "train": train,
     "evaluate": evaluate,
     "predict": predict,
+    "generate": generate,
     "bench": bench,
     "demo": demo,
     "convert-official": convert,

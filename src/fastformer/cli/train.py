@@ -1,4 +1,6 @@
-"""Train a Fastformer model. With no data arguments: the built-in generated long-document task (no download).
+"""Train a Fastformer model: `fastformer train [classification]` (default; with no data arguments, the built-in
+generated long-document task, no download) or `fastformer train lm --train FILE` (a causal language model; add
+`--architecture gpt2` for the softmax baseline of the same size).
 
 Settings come from the defaults, then a config file (--config, YAML or JSON), then the flags given here; the
 resolved settings are saved as run_config.json in the output folder, which becomes a `save_pretrained` folder
@@ -11,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 
-HELP = "train a model (task: classification)"
+HELP = "train a model (task: classification or lm)"
 
 # flag -> (type, help); each is a ClassificationConfig field of the same name (dashes for underscores)
 FLAGS = {
@@ -42,12 +44,22 @@ FLAGS = {
     "metric": (str, "validation metric that picks the best checkpoint: macro_f1 or accuracy"),
     "output-dir": (str, "output folder"),
 }
+# language modelling only (fastformer train lm)
+LM_FLAGS = {
+    "block-size": (int, "lm: tokens per training block (and the model's positions)"),
+    "architecture": (str, "lm: fastformer (default) or gpt2 (softmax baseline of the same size)"),
+    "max-steps": (int, "lm: optimisation steps (overrides --epochs)"),
+    "max-train-texts": (int, "lm: use only the first N training documents"),
+    "max-eval-texts": (int, "lm: use only the first N validation documents"),
+    "evaluations": (int, "lm: validation passes during training (the best checkpoint is kept)"),
+}
+TASKS = ("classification", "lm")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("task", nargs="?", default="classification", choices=["classification"])
+    parser.add_argument("task", nargs="?", default="classification", choices=TASKS)
     parser.add_argument("--config", help="YAML or JSON file of settings (flags given here override it)")
-    for flag, (kind, help_text) in FLAGS.items():
+    for flag, (kind, help_text) in {**FLAGS, **LM_FLAGS}.items():
         parser.add_argument(f"--{flag}", type=kind, default=None, help=help_text)
     parser.add_argument("--has-header", choices=["yes", "no"], help="CSV/TSV header row (default: guessed)")
     parser.add_argument(
@@ -76,10 +88,17 @@ def _parse_value(text: str):
 
 
 def resolve_config(args: argparse.Namespace):
-    from fastformer.tasks.classification import ClassificationConfig, load_config_file
+    from fastformer.tasks.classification import ClassificationConfig
+    from fastformer.tasks.common import load_config_file
+    from fastformer.tasks.language_modeling import LanguageModelingConfig
 
+    task_config = LanguageModelingConfig if args.task == "lm" else ClassificationConfig
+    accepted = {f.replace("_", "-") for f in task_config.__dataclass_fields__}
+    for flag in {**FLAGS, **LM_FLAGS}:
+        if getattr(args, flag.replace("-", "_")) is not None and flag not in accepted:
+            raise SystemExit(f"fastformer train {args.task}: --{flag} does not apply to this task")
     values = load_config_file(args.config) if args.config else {}
-    for flag in FLAGS:
+    for flag in {**FLAGS, **LM_FLAGS}:
         value = getattr(args, flag.replace("-", "_"))
         if value is not None:
             values[flag.replace("-", "_")] = value
@@ -100,6 +119,8 @@ def resolve_config(args: argparse.Namespace):
         values["resume"] = True
     if args.no_progress:
         values["progress"] = False
+    if args.task == "lm":
+        return LanguageModelingConfig.from_dict(values)
     if values.get("train") is None:  # the built-in task: small enough for a minute on two cores
         defaults = dict(
             max_length=512,
@@ -115,13 +136,18 @@ def resolve_config(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from fastformer.data import DataError
-    from fastformer.tasks.classification import train
+    from fastformer.tasks import classification, language_modeling
 
+    task = language_modeling if args.task == "lm" else classification
     try:
         cfg = resolve_config(args)
-        metrics = train(cfg)
+        metrics = task.train(cfg)
     except (DataError, ValueError, FileNotFoundError) as error:
         raise SystemExit(f"fastformer train: {error}") from None
+    if args.task == "lm":
+        summary = dict(output_dir=cfg.output_dir, validation=metrics.get("validation"), train=metrics["train"])
+        print(json.dumps(summary, indent=2))
+        return 0
     summary = {
         name: {k: metrics[name][k] for k in ("accuracy", "macro_f1")}
         for name in ("validation", "test")

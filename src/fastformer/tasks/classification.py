@@ -10,8 +10,6 @@ folder and moved into place.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -20,8 +18,14 @@ from typing import Any
 import torch
 
 from fastformer.data.text_classification import Example, LabelMap, read_examples
-
-CHECKPOINTS = "checkpoints"
+from fastformer.tasks.common import (
+    CHECKPOINTS,
+    is_main_process,
+    last_complete_checkpoint,
+    run_tokenizer,
+    save_atomically,
+    world_size,
+)
 
 
 @dataclass
@@ -69,21 +73,6 @@ class ClassificationConfig:
         if unknown:
             raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(known)}")
         return cls(**values)
-
-
-def load_config_file(path: str | Path) -> dict[str, Any]:
-    """A YAML or JSON config file as a dict."""
-    path = Path(path)
-    text = path.read_text()
-    if path.suffix in (".yaml", ".yml"):
-        import yaml
-
-        values = yaml.safe_load(text) or {}
-    else:
-        values = json.loads(text)
-    if not isinstance(values, dict):
-        raise ValueError(f"{path}: a config file must hold a mapping of field: value")
-    return values
 
 
 def relabel_binary(examples: list[Example], threshold: float | None) -> list[Example]:
@@ -159,32 +148,11 @@ def classification_metrics(labels, predictions, label_names: list[str]) -> dict[
     )
 
 
-def last_complete_checkpoint(checkpoint_dir: Path) -> Path | None:
-    """The highest-step checkpoint whose trainer_state.json (written last) exists; incomplete ones are removed."""
-    if not checkpoint_dir.is_dir():
-        return None
-    complete = []
-    for path in checkpoint_dir.glob("checkpoint-*"):
-        if (path / "trainer_state.json").is_file():
-            complete.append((int(path.name.split("-")[-1]), path))
-        else:
-            shutil.rmtree(path, ignore_errors=True)  # killed while it was being written
-    return max(complete)[1] if complete else None
-
-
-def _world_size() -> int:
-    return int(os.environ.get("WORLD_SIZE", "1"))
-
-
-def _is_main_process() -> bool:
-    return int(os.environ.get("RANK", "0")) == 0
-
-
 def build_trainer(cfg: ClassificationConfig, model, tokenizer, train_set, eval_set, label_names):
     import numpy as np
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
-    world = _world_size()
+    world = world_size()
     if cfg.batch_size % world:
         raise ValueError(f"batch_size {cfg.batch_size} is not divisible by the {world} processes")
     use_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
@@ -233,17 +201,6 @@ def build_trainer(cfg: ClassificationConfig, model, tokenizer, train_set, eval_s
         compute_metrics=compute_metrics,
         processing_class=tokenizer,
     )
-
-
-def _save_atomically(model, tokenizer, output_dir: Path) -> None:
-    """save_pretrained into a temporary folder, then move each file into place."""
-    staging = output_dir / ".saving"
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(staging)
-    tokenizer.save_pretrained(staging)
-    for file in staging.iterdir():
-        os.replace(file, output_dir / file.name)
-    staging.rmdir()
 
 
 def predict_dataset(model, dataset: EncodedDataset, tokenizer, batch_size: int = 64) -> torch.Tensor:
@@ -303,36 +260,6 @@ def plot_training(log_history: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def _run_tokenizer(cfg: ClassificationConfig, examples: list[Example], output_dir: Path):
-    """The run's tokenizer, made once and kept in OUTPUT/tokenizer.
-
-    WordPiece training breaks frequency ties differently from one process to the next, so a resumed run and every
-    torchrun process must load the tokenizer the run started with instead of training their own: the main process
-    trains (or copies) it and moves it into place; the others wait for it.
-    """
-    from transformers import AutoTokenizer
-
-    from fastformer.data.tokenizer import load_or_train_tokenizer
-
-    folder = output_dir / "tokenizer"
-    if (folder / "tokenizer_config.json").is_file() and (cfg.resume or not _is_main_process()):
-        return AutoTokenizer.from_pretrained(str(folder))
-    if _is_main_process():
-        tokenizer = load_or_train_tokenizer((e.text for e in examples), cfg.tokenizer, cfg.vocab_size)
-        staging = output_dir / ".tokenizer-saving"
-        shutil.rmtree(staging, ignore_errors=True)
-        tokenizer.save_pretrained(staging)
-        shutil.rmtree(folder, ignore_errors=True)
-        os.replace(staging, folder)
-        return tokenizer
-    deadline = time.monotonic() + 3600
-    while not (folder / "tokenizer_config.json").is_file():  # written by the main process, atomically
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{folder}: the main process did not write the tokenizer within an hour")
-        time.sleep(0.5)
-    return AutoTokenizer.from_pretrained(str(folder))
-
-
 def train(cfg: ClassificationConfig) -> dict[str, Any]:
     """Train, keep the best checkpoint by validation `cfg.metric`, evaluate, save. Returns the metrics."""
     from transformers import set_seed
@@ -344,7 +271,7 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
     set_seed(cfg.seed)
     splits = load_splits(cfg)
     labels = LabelMap.from_examples(splits["train"])
-    tokenizer = _run_tokenizer(cfg, splits["train"], output_dir)
+    tokenizer = run_tokenizer(cfg, (e.text for e in splits["train"]), output_dir)
     train_set = EncodedDataset(splits["train"], tokenizer, labels, cfg.max_length)
     eval_set = EncodedDataset(splits["validation"], tokenizer, labels, cfg.max_length)
 
@@ -358,7 +285,7 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
     )
     config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
     model = FastformerForSequenceClassification(config)
-    if _is_main_process():
+    if is_main_process():
         (output_dir / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2))
 
     trainer = build_trainer(cfg, model, tokenizer, train_set, eval_set, labels.labels)
@@ -382,7 +309,7 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
         ),
         parameters=sum(p.numel() for p in model.parameters()),
     )
-    if not _is_main_process():
+    if not is_main_process():
         return metrics
     model = trainer.model
     for name in ("validation", "test"):
@@ -391,7 +318,7 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
             metrics[name] = split_metrics
             with (output_dir / f"predictions_{name}.jsonl").open("w") as f:
                 f.writelines(json.dumps(r) + "\n" for r in rows)
-    _save_atomically(model, tokenizer, output_dir)
+    save_atomically(model, tokenizer, output_dir)
     (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
     (output_dir / "log_history.json").write_text(json.dumps(trainer.state.log_history, indent=1))
     plot_training(trainer.state.log_history, output_dir / "training.png")

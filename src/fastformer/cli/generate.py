@@ -1,0 +1,60 @@
+"""Continue prompts with a trained causal language model folder (`fastformer train lm`), through `generate()`:
+greedy by default, beam search with --num-beams, sampling with --do-sample. Prompts are given here or one per line
+of a file; each result is printed as a JSON line (or written to --output).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+HELP = "continue prompts with a trained language model"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model_dir", help="a folder written by `fastformer train lm` (any AutoModelForCausalLM)")
+    parser.add_argument("prompts", nargs="*", help="prompts to continue")
+    parser.add_argument("--file", help="a file with one prompt per line")
+    parser.add_argument("--output", help="write JSON Lines here instead of printing")
+    parser.add_argument("--max-new-tokens", type=int, default=40)
+    parser.add_argument("--num-beams", type=int, default=1)
+    parser.add_argument("--do-sample", action="store_true", help="sample instead of greedy / beam search")
+    parser.add_argument("--temperature", type=float, default=None)
+    parser.add_argument("--top-k", type=int, default=None)
+    parser.add_argument("--top-p", type=float, default=None)
+    parser.add_argument("--no-repeat-ngram-size", type=int, default=None)
+    parser.add_argument("--repetition-penalty", type=float, default=None)
+    parser.add_argument("--seed", type=int, default=0, help="random seed for sampling")
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from fastformer.tasks.language_modeling import generate_texts
+
+    prompts = list(args.prompts)
+    if args.file:
+        path = Path(args.file)
+        if not path.is_file():
+            raise SystemExit(f"fastformer generate: {path}: no such file")
+        prompts += [line.rstrip("\n") for line in path.open(encoding="utf-8") if line.strip()]
+    if not prompts:
+        raise SystemExit("fastformer generate: give prompts or --file")
+    if not Path(args.model_dir, "config.json").is_file():
+        raise SystemExit(f"fastformer generate: {args.model_dir}: not a saved model folder (no config.json)")
+    options = dict(max_new_tokens=args.max_new_tokens, num_beams=args.num_beams, do_sample=args.do_sample)
+    for name in ("temperature", "top_k", "top_p", "no_repeat_ngram_size", "repetition_penalty"):
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
+    torch.manual_seed(args.seed)
+    try:
+        continuations = generate_texts(args.model_dir, prompts, **options)
+    except ValueError as error:
+        raise SystemExit(f"fastformer generate: {error}") from None
+    lines = [json.dumps(dict(prompt=p, continuation=c)) for p, c in zip(prompts, continuations, strict=True)]
+    if args.output:
+        Path(args.output).write_text("\n".join(lines) + "\n")
+    else:
+        print("\n".join(lines))
+    return 0

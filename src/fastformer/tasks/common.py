@@ -1,0 +1,91 @@
+"""Machinery every task's run shares: config files, processes, the run's tokenizer, checkpoints, atomic saving."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+CHECKPOINTS = "checkpoints"
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """A YAML or JSON config file as a dict."""
+    path = Path(path)
+    text = path.read_text()
+    if path.suffix in (".yaml", ".yml"):
+        import yaml
+
+        values = yaml.safe_load(text) or {}
+    else:
+        values = json.loads(text)
+    if not isinstance(values, dict):
+        raise ValueError(f"{path}: a config file must hold a mapping of field: value")
+    return values
+
+
+def last_complete_checkpoint(checkpoint_dir: Path) -> Path | None:
+    """The highest-step checkpoint whose trainer_state.json (written last) exists; incomplete ones are removed."""
+    if not checkpoint_dir.is_dir():
+        return None
+    complete = []
+    for path in checkpoint_dir.glob("checkpoint-*"):
+        if (path / "trainer_state.json").is_file():
+            complete.append((int(path.name.split("-")[-1]), path))
+        else:
+            shutil.rmtree(path, ignore_errors=True)  # killed while it was being written
+    return max(complete)[1] if complete else None
+
+
+def world_size() -> int:
+    """Processes of this run (torchrun sets WORLD_SIZE)."""
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def is_main_process() -> bool:
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def save_atomically(model, tokenizer, output_dir: Path) -> None:
+    """save_pretrained into a temporary folder, then move each file into place."""
+    staging = output_dir / ".saving"
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    for file in staging.iterdir():
+        os.replace(file, output_dir / file.name)
+    staging.rmdir()
+
+
+def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
+    """The run's tokenizer, made once and kept in OUTPUT/tokenizer.
+
+    WordPiece training breaks frequency ties differently from one process to the next, so a resumed run and every
+    torchrun process must load the tokenizer the run started with instead of training their own: the main process
+    trains (or copies) it and moves it into place; the others wait for it.
+    """
+    from transformers import AutoTokenizer
+
+    from fastformer.data.tokenizer import load_or_train_tokenizer
+
+    folder = output_dir / "tokenizer"
+    if (folder / "tokenizer_config.json").is_file() and (cfg.resume or not is_main_process()):
+        return AutoTokenizer.from_pretrained(str(folder))
+    if is_main_process():
+        tokenizer = load_or_train_tokenizer(texts, cfg.tokenizer, cfg.vocab_size)
+        staging = output_dir / ".tokenizer-saving"
+        shutil.rmtree(staging, ignore_errors=True)
+        tokenizer.save_pretrained(staging)
+        shutil.rmtree(folder, ignore_errors=True)
+        os.replace(staging, folder)
+        return tokenizer
+    deadline = time.monotonic() + 3600
+    while not (folder / "tokenizer_config.json").is_file():  # written by the main process, atomically
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{folder}: the main process did not write the tokenizer within an hour")
+        time.sleep(0.5)
+    return AutoTokenizer.from_pretrained(str(folder))
