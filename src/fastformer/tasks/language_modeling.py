@@ -164,7 +164,8 @@ def build_model(cfg: LanguageModelingConfig, tokenizer):
             bos_token_id=fields_["bos_token_id"],
             eos_token_id=fields_["eos_token_id"],
         )
-        return GPT2LMHeadModel(config, attn_implementation="sdpa")
+        config._attn_implementation = "sdpa"  # torch scaled_dot_product_attention, as the benchmark baseline
+        return GPT2LMHeadModel(config)
     from fastformer.models.fastformer import FastformerConfig, FastformerForCausalLM
 
     return FastformerForCausalLM(FastformerConfig.from_preset(cfg.preset, **fields_, causal=True))

@@ -1,0 +1,104 @@
+"""Language modelling end to end on real IMDB text: reader, training (Fastformer and the GPT-2 baseline), perplexity,
+saved folder, generation from the command line, and clear errors."""
+
+import gzip
+import json
+import math
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from fastformer.cli.main import main
+from fastformer.data import DataError
+from fastformer.data.text_corpus import read_texts
+from fastformer.tasks.language_modeling import TokenBlocks
+from tests.helpers import SHARED
+
+IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"
+TINY = ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=64",
+        "--model", "num_hidden_layers=2", "--vocab-size", "500", "--block-size", "64", "--batch-size", "8",
+        "--no-progress"]  # fmt: skip
+
+
+def test_reads_imdb_documents_by_split():
+    train = list(read_texts(IMDB, where={"split": "train"}))
+    test = list(read_texts(IMDB, where={"split": "test"}))
+    assert len(train) == len(test) == 25000
+    assert all(isinstance(t, str) and t.strip() for t in train[:100])
+
+
+def test_reader_formats_and_errors(tmp_path):
+    (tmp_path / "a.txt").write_text("first doc\n\nsecond doc\n")
+    assert list(read_texts(tmp_path / "a.txt")) == ["first doc", "second doc"]
+    (tmp_path / "b.csv").write_text("id,body\n1,hello there\n2,\n3,general kenobi\n")
+    assert list(read_texts(tmp_path / "b.csv", text_field="body")) == ["hello there", "general kenobi"]
+    with gzip.open(tmp_path / "c.jsonl.gz", "wt") as f:
+        f.write('{"text": "ok"}\n{"body": "no text field"}\n')
+    with pytest.raises(DataError, match=r"c.jsonl.gz:2: field 'text': missing"):
+        list(read_texts(tmp_path / "c.jsonl.gz"))
+    (tmp_path / "d.jsonl").write_text('{"text": "ok"}\n{"text": 3}\n')
+    with pytest.raises(DataError, match=r"d.jsonl:2: field 'text': expected a string"):
+        list(read_texts(tmp_path / "d.jsonl"))
+    (tmp_path / "e.txt").write_text("\n\n")
+    with pytest.raises(DataError, match="no documents"):
+        list(read_texts(tmp_path / "e.txt"))
+    with pytest.raises(DataError, match="no such text column"):
+        list(read_texts(tmp_path / "b.csv", text_field="missing"))
+
+
+def test_token_blocks_join_documents_with_the_separator():
+    class Tok:
+        def __call__(self, docs, add_special_tokens):
+            return {"input_ids": [[len(d)] * len(d) for d in docs]}
+
+    blocks = TokenBlocks(["ab", "cde", "f"], Tok(), block_size=4, separator_id=9)
+    assert blocks.blocks.tolist() == [[2, 2, 9, 3], [3, 3, 9, 1]]  # the tail ([9]) is dropped
+    assert blocks[1]["labels"].tolist() == [3, 3, 9, 1]
+
+
+def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
+    common = ["--train", str(IMDB), "--where", "train:split=train", "--validation", str(IMDB),
+              "--where", "validation:split=test", "--max-train-texts", "300", "--max-eval-texts", "40",
+              "--max-steps", "40", "--evaluations", "2", "--learning-rate", "3e-3", *TINY]  # fmt: skip
+    out = tmp_path / "fastformer"
+    assert main(["train", "lm", *common, "--output-dir", str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    ppl = metrics["validation"]["perplexity"]
+    assert math.isfinite(ppl) and ppl < 500 / 2, "40 steps must beat a uniform guess over the vocabulary by far"
+    assert metrics["train"]["tokens_per_s"] > 0 and metrics["train"]["steps"] == 40
+
+    import fastformer  # noqa: F401
+
+    model = AutoModelForCausalLM.from_pretrained(out).eval()
+    assert type(model).__name__ == "FastformerForCausalLM" and model.config.causal
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    ids = tokenizer(["the movie was"], add_special_tokens=False, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        recomputed = model.generate(ids, max_new_tokens=8, use_cache=False)
+    assert torch.equal(model.generate(ids, max_new_tokens=8), recomputed)
+
+    capsys.readouterr()
+    assert main(["generate", str(out), "the movie was", "i did not", "--max-new-tokens", "6", "--num-beams", "3"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
+    assert [r["prompt"] for r in rows] == ["the movie was", "i did not"]
+    assert all(r["continuation"].strip() for r in rows)
+
+    baseline = tmp_path / "gpt2"
+    args = [*common, "--architecture", "gpt2", "--tokenizer", str(out / "tokenizer"), "--output-dir", str(baseline)]
+    assert main(["train", "lm", *args]) == 0
+    base = json.loads((baseline / "metrics.json").read_text())
+    assert base["architecture"] == "gpt2" and math.isfinite(base["validation"]["perplexity"])
+    # same sizes but for the attention's two scoring vectors per layer
+    assert abs(base["parameters"] - metrics["parameters"]) == 2 * 2 * 32
+
+
+def test_lm_command_line_errors(tmp_path):
+    with pytest.raises(SystemExit, match="needs --train"):
+        main(["train", "lm", "--output-dir", str(tmp_path)])
+    with pytest.raises(SystemExit, match="--label-field does not apply"):
+        main(["train", "lm", "--train", str(IMDB), "--label-field", "rating"])
+    with pytest.raises(SystemExit, match="--block-size does not apply"):
+        main(["train", "--block-size", "64"])
+    with pytest.raises(SystemExit, match="not a saved model folder"):
+        main(["generate", str(tmp_path), "hello"])
