@@ -1,6 +1,7 @@
 """Classification end to end through the command line: train, save, reload, evaluate, predict, resume, torchrun."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +116,31 @@ def test_killed_run_resumes_to_the_same_result(tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads((killed / "metrics.json").read_text())["train"]["resumed_from"]
     assert torch.equal(_final_logits(killed), _final_logits(whole))
+
+
+def test_two_torchrun_processes_match_one_process(tmp_path):
+    """`torchrun --nproc_per_node 2` (gloo) with the same global batch trains the same model as one process.
+
+    Dropout is off so that the two runs draw no random numbers that differ by process; the order is sequential.
+    Each global batch is collated (padded) once and split between the processes, so the only difference left is the
+    order of floating-point sums (gradients averaged over processes).
+    """
+    args = [*RESUME_ARGS[:-1], "--epochs", "1", "--sampling", "sequential", "--logging-steps", "1",
+            "--model", "hidden_dropout_prob=0.0", "--no-progress"]  # fmt: skip
+    one, two = tmp_path / "one", tmp_path / "two"
+    first = fastformer(*args, "--output-dir", str(one))
+    assert first.returncode == 0, first.stderr[-2000:]
+    torchrun = Path(sys.executable).parent / "torchrun"
+    exe = str(Path(sys.executable).parent / "fastformer")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    second = subprocess.run(
+        [str(torchrun), "--nproc_per_node", "2", "--master_port", "29533", exe, *args,
+         "--tokenizer", str(one / "tokenizer"), "--output-dir", str(two)],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert second.returncode == 0, second.stderr[-3000:]
+    losses = [[h["loss"] for h in json.loads((d / "log_history.json").read_text()) if "loss" in h] for d in (one, two)]
+    assert len(losses[0]) == len(losses[1]) == 50  # 400 examples / global batch 8
+    for step, (a, b) in enumerate(zip(*losses, strict=True)):
+        assert abs(a - b) < 1e-4, f"step {step + 1}: loss {a} (1 process) != {b} (2 processes)"
+    torch.testing.assert_close(_final_logits(two), _final_logits(one), rtol=1e-4, atol=1e-4)

@@ -20,11 +20,11 @@ import torch
 from fastformer.data.text_classification import Example, LabelMap, read_examples
 from fastformer.tasks.common import (
     CHECKPOINTS,
+    data_parallel_arguments,
     is_main_process,
     last_complete_checkpoint,
     run_tokenizer,
     save_atomically,
-    world_size,
 )
 
 
@@ -152,15 +152,10 @@ def build_trainer(cfg: ClassificationConfig, model, tokenizer, train_set, eval_s
     import numpy as np
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
-    world = world_size()
-    if cfg.batch_size % world:
-        raise ValueError(f"batch_size {cfg.batch_size} is not divisible by the {world} processes")
     use_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
     args = TrainingArguments(
         output_dir=str(Path(cfg.output_dir) / CHECKPOINTS),
         num_train_epochs=cfg.epochs,
-        per_device_train_batch_size=cfg.batch_size // world,
-        per_device_eval_batch_size=max(1, cfg.batch_size // world),
         learning_rate=cfg.learning_rate,
         weight_decay=cfg.weight_decay,
         adam_beta1=0.9,
@@ -182,9 +177,7 @@ def build_trainer(cfg: ClassificationConfig, model, tokenizer, train_set, eval_s
         report_to="none",
         disable_tqdm=not cfg.progress,
         bf16=use_bf16,
-        ddp_backend=("gloo" if not torch.cuda.is_available() else "nccl") if world > 1 else None,
-        dataloader_num_workers=0,
-        dataloader_pin_memory=torch.cuda.is_available(),
+        **data_parallel_arguments(cfg.batch_size),
     )
 
     def compute_metrics(prediction):

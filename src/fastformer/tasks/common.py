@@ -50,6 +50,29 @@ def is_main_process() -> bool:
     return int(os.environ.get("RANK", "0")) == 0
 
 
+def data_parallel_arguments(batch_size: int) -> dict[str, Any]:
+    """TrainingArguments fields that make one process and `torchrun --nproc_per_node W` train the same model.
+
+    Every global batch of `batch_size` examples is drawn and collated (padded) once, in the same order as in one
+    process, then split between the W processes (accelerate's `split_batches`); DDP averages the gradients, which
+    equals the one-process gradient of the whole batch. Without the split, each process would draw and pad batches of
+    its own. Gloo on CPU, NCCL on GPUs.
+    """
+    import torch
+
+    world = world_size()
+    if batch_size % world:
+        raise ValueError(f"batch_size {batch_size} is not divisible by the {world} processes")
+    return dict(
+        per_device_train_batch_size=batch_size,  # with split_batches: the global batch, split W ways
+        per_device_eval_batch_size=batch_size,
+        accelerator_config=dict(split_batches=True),
+        ddp_backend=("gloo" if not torch.cuda.is_available() else "nccl") if world > 1 else None,
+        dataloader_num_workers=0,
+        dataloader_pin_memory=torch.cuda.is_available(),
+    )
+
+
 def save_atomically(model, tokenizer, output_dir: Path) -> None:
     """save_pretrained into a temporary folder, then move each file into place."""
     staging = output_dir / ".saving"

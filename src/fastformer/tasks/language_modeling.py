@@ -19,11 +19,11 @@ import torch
 
 from fastformer.tasks.common import (
     CHECKPOINTS,
+    data_parallel_arguments,
     is_main_process,
     last_complete_checkpoint,
     run_tokenizer,
     save_atomically,
-    world_size,
 )
 
 ARCHITECTURES = ("fastformer", "gpt2")
@@ -188,9 +188,6 @@ def perplexity(model, dataset: TokenBlocks, batch_size: int = 16) -> dict[str, f
 def build_trainer(cfg: LanguageModelingConfig, model, tokenizer, train_set, eval_set):
     from transformers import Trainer, TrainingArguments, default_data_collator
 
-    world = world_size()
-    if cfg.batch_size % world:
-        raise ValueError(f"batch_size {cfg.batch_size} is not divisible by the {world} processes")
     steps_per_epoch = math.ceil(len(train_set) / cfg.batch_size)
     total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(cfg.epochs * steps_per_epoch)
     every = max(1, math.ceil(total_steps / max(1, cfg.evaluations)))
@@ -199,8 +196,6 @@ def build_trainer(cfg: LanguageModelingConfig, model, tokenizer, train_set, eval
         output_dir=str(Path(cfg.output_dir) / CHECKPOINTS),
         num_train_epochs=cfg.epochs,
         max_steps=cfg.max_steps,
-        per_device_train_batch_size=cfg.batch_size // world,
-        per_device_eval_batch_size=max(1, cfg.batch_size // world),
         learning_rate=cfg.learning_rate,
         weight_decay=cfg.weight_decay,
         optim="adamw_torch",
@@ -221,9 +216,7 @@ def build_trainer(cfg: LanguageModelingConfig, model, tokenizer, train_set, eval
         report_to="none",
         disable_tqdm=not cfg.progress,
         bf16=use_bf16,
-        ddp_backend=("gloo" if not torch.cuda.is_available() else "nccl") if world > 1 else None,
-        dataloader_num_workers=0,
-        dataloader_pin_memory=torch.cuda.is_available(),
+        **data_parallel_arguments(cfg.batch_size),
     )
     return Trainer(
         model=model,
