@@ -56,7 +56,9 @@ def data_parallel_arguments(batch_size: int) -> dict[str, Any]:
     Every global batch of `batch_size` examples is drawn and collated (padded) once, in the same order as in one
     process, then split between the W processes (accelerate's `split_batches`); DDP averages the gradients, which
     equals the one-process gradient of the whole batch. Without the split, each process would draw and pad batches of
-    its own. Gloo on CPU, NCCL on GPUs.
+    its own. Gloo on CPU, NCCL on GPUs. On a machine without CUDA, `use_cpu` must be set under torchrun: without it
+    accelerate initialises the process group but reports no distributed mode, and the Trainer silently trains
+    W independent models without DDP (what an earlier version of this project did).
     """
     import torch
 
@@ -67,6 +69,7 @@ def data_parallel_arguments(batch_size: int) -> dict[str, Any]:
         per_device_train_batch_size=batch_size,  # with split_batches: the global batch, split W ways
         per_device_eval_batch_size=batch_size,
         accelerator_config=dict(split_batches=True),
+        use_cpu=world > 1 and not torch.cuda.is_available(),
         ddp_backend=("gloo" if not torch.cuda.is_available() else "nccl") if world > 1 else None,
         dataloader_num_workers=0,
         dataloader_pin_memory=torch.cuda.is_available(),
