@@ -25,3 +25,15 @@ for seed in $SEEDS; do
       --evaluations 1 --seed "$seed" --output-dir "$out" --no-progress --logging-steps 50
   done
 done
+# Equal wall-clock instead of equal tokens: Fastformer for as long as GPT-2's 200 steps took (~870 s at ~1,560
+# tokens/s = 330 steps). Run with EQUAL_TIME=1.
+if [ "${EQUAL_TIME:-0}" = 1 ]; then
+  for seed in $SEEDS; do
+    out=runs/lm-imdb-equal-time/fastformer-seed$seed
+    [ -f "$out/metrics.json" ] && continue
+    fastformer train lm --train "$DATA" --where train:split=train \
+      --validation "$DATA" --where validation:split=test --max-eval-texts 500 \
+      --architecture fastformer --max-steps 330 --batch-size 16 --block-size 256 --tokenizer $TOKENIZER \
+      --evaluations 1 --seed "$seed" --output-dir "$out" --no-progress --logging-steps 50
+  done
+fi
