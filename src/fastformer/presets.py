@@ -86,6 +86,7 @@ def encoder_kwargs(config: Any) -> dict[str, Any]:
         layer_sharing=get("layer_sharing"),
         activation=get("hidden_act"),
         causal=bool(get("causal")),  # absent from the presets: the paper's models are bidirectional
+        attention_type=get("attention_type") or "fastformer",  # "softmax": the Transformer baseline
         **attention_kwargs(config),
     )
 

@@ -63,6 +63,33 @@ def test_real_data_sst5_and_unknown_labels_at_evaluation(tmp_path, capsys):
         main(["evaluate", str(out), "--data", str(bad)])
 
 
+@pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
+def test_baselines_in_the_same_pipeline(tmp_path):
+    """The softmax-attention model and TF-IDF + logistic regression train, evaluate and save like Fastformer."""
+    data = ["--train", str(SST / "sst_train.txt"), "--validation", str(SST / "sst_dev.txt"), "--test",
+            str(SST / "sst_test.txt"), "--max-eval-examples", "300"]  # fmt: skip
+    softmax = tmp_path / "softmax"
+    assert main(["train", *data, "--max-train-examples", "300", "--epochs", "1", "--architecture", "softmax",
+                 "--output-dir", str(softmax), *TINY]) == 0  # fmt: skip
+    import fastformer  # noqa: F401
+    from fastformer.layers import SoftmaxAttention
+
+    model = AutoModelForSequenceClassification.from_pretrained(softmax)
+    assert model.config.attention_type == "softmax"
+    assert isinstance(model.fastformer.encoder.layers[0].attention, SoftmaxAttention)
+    assert json.loads((softmax / "metrics.json").read_text())["architecture"] == "softmax"
+
+    tfidf = tmp_path / "tfidf"
+    assert main(["train", *data, "--architecture", "tfidf", "--output-dir", str(tfidf)]) == 0
+    metrics = json.loads((tfidf / "metrics.json").read_text())
+    assert (tfidf / "model.joblib").is_file() and (tfidf / "predictions_test.jsonl").is_file()
+    assert metrics["train"]["chosen_c"] in metrics["train"]["c_grid"]
+    # 5 classes: chance is 0.2; TF-IDF + LR on the full SST-5 training set reaches about 0.4
+    assert metrics["test"]["accuracy"] > 0.3 and metrics["test"]["examples"] == 300
+    with pytest.raises(SystemExit, match="architecture must be one of"):
+        main(["train", *data, "--architecture", "bert", "--output-dir", str(tmp_path / "x")])
+
+
 def test_config_file_and_flags_resolve_in_order(tmp_path):
     config = tmp_path / "c.yaml"
     config.write_text("epochs: 2\nlearning_rate: 0.01\nmodel:\n  hidden_size: 48\n")

@@ -103,3 +103,22 @@ def test_lm_command_line_errors(tmp_path):
         main(["train", "--block-size", "64"])
     with pytest.raises(SystemExit, match="not a saved model folder"):
         main(["generate", str(tmp_path), "hello"])
+
+
+def test_resume_from_a_checkpoint_ends_where_an_uninterrupted_run_ends(tmp_path):
+    import shutil
+
+    args = ["train", "lm", "--train", str(IMDB), "--where", "train:split=train", "--max-train-texts", "200",
+            "--max-eval-texts", "20", "--max-steps", "12", "--evaluations", "2", "--seed", "5", *TINY]  # fmt: skip
+    whole = tmp_path / "whole"
+    assert main([*args, "--output-dir", str(whole)]) == 0
+    cut = tmp_path / "cut"  # the same run, as if killed after its first checkpoint (step 6)
+    shutil.copytree(whole / "tokenizer", cut / "tokenizer")
+    shutil.copytree(whole / "checkpoints" / "checkpoint-6", cut / "checkpoints" / "checkpoint-6")
+    (cut / "checkpoints" / "checkpoint-9").mkdir()  # being written when the run was killed: no trainer_state.json
+    assert main([*args, "--output-dir", str(cut), "--resume"]) == 0
+    metrics = json.loads((cut / "metrics.json").read_text())
+    assert metrics["train"]["resumed_from"].endswith("checkpoint-6")
+    ids = torch.arange(5, 69).view(2, 32)
+    logits = [AutoModelForCausalLM.from_pretrained(d).eval()(ids).logits for d in (whole, cut)]
+    assert torch.equal(logits[0], logits[1])

@@ -31,6 +31,11 @@ FLAGS = {
     "vocab-size": (int, "vocabulary size of a trained tokenizer"),
     "max-length": (int, "tokens kept per text (truncation)"),
     "preset": (str, "model preset: paper or official"),
+    "architecture": (
+        str,
+        "classification: fastformer, softmax (same model, softmax attention) or tfidf (TF-IDF + "
+        "logistic regression); lm: fastformer or gpt2 (softmax baseline of the same size)",
+    ),
     "epochs": (float, "training epochs"),
     "batch-size": (int, "global batch size"),
     "learning-rate": (float, "Adam learning rate"),
@@ -47,7 +52,6 @@ FLAGS = {
 # language modelling only (fastformer train lm)
 LM_FLAGS = {
     "block-size": (int, "lm: tokens per training block (and the model's positions)"),
-    "architecture": (str, "lm: fastformer (default) or gpt2 (softmax baseline of the same size)"),
     "max-steps": (int, "lm: optimisation steps (overrides --epochs)"),
     "max-train-texts": (int, "lm: use only the first N training documents"),
     "max-eval-texts": (int, "lm: use only the first N validation documents"),

@@ -7,9 +7,11 @@ from torch import nn
 
 from fastformer.layers.attention import FastformerAttention
 from fastformer.layers.feed_forward import FeedForward
+from fastformer.layers.softmax_attention import SoftmaxAttention
 from fastformer.ops.causal import CausalPoolState
 
 NORM_POSITIONS = ("post", "pre")
+ATTENTION_TYPES = ("fastformer", "softmax")
 
 
 class FastformerLayer(nn.Module):
@@ -18,7 +20,9 @@ class FastformerLayer(nn.Module):
     post-LN (the notebook):  a = LN(x + drop(attn(x)));   y = LN(a + drop(ffn(a)))
     pre-LN:                  a = x + drop(attn(LN(x)));   y = a + drop(ffn(LN(a)))   (final LN in the encoder)
 
-    `attention_kwargs` are FastformerAttention's switches (query_value_sharing, scoring, ...).
+    `attention_kwargs` are FastformerAttention's switches (query_value_sharing, scoring, ...). With
+    attention_type="softmax" the token mixer is standard multi-head softmax attention (`SoftmaxAttention`, torch's
+    scaled_dot_product_attention) instead: the paper's Transformer baseline, everything else unchanged.
     """
 
     def __init__(
@@ -31,13 +35,21 @@ class FastformerLayer(nn.Module):
         layer_norm_eps: float = 1e-12,
         norm_position: str = "post",
         activation: str = "gelu",
+        attention_type: str = "fastformer",
         **attention_kwargs,
     ):
         super().__init__()
         if norm_position not in NORM_POSITIONS:
             raise ValueError(f"norm_position must be one of {NORM_POSITIONS}, got {norm_position!r}")
+        if attention_type not in ATTENTION_TYPES:
+            raise ValueError(f"attention_type must be one of {ATTENTION_TYPES}, got {attention_type!r}")
         self.norm_position = norm_position
-        self.attention = FastformerAttention(hidden_size, num_heads, **attention_kwargs)
+        if attention_type == "softmax":
+            if attention_kwargs.get("causal"):
+                raise ValueError("the softmax baseline layer is bidirectional; use GPT-2 for a causal softmax model")
+            self.attention = SoftmaxAttention(hidden_size, num_heads)
+        else:
+            self.attention = FastformerAttention(hidden_size, num_heads, **attention_kwargs)
         self.attention_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
         self.feed_forward = FeedForward(hidden_size, intermediate_size, activation)
         self.feed_forward_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
@@ -53,8 +65,13 @@ class FastformerLayer(nn.Module):
         """(B, N, hidden) -> (B, N, hidden); causal layers also take / return a CausalPoolState (see the attention)."""
         x = hidden_states
         attention_input = x if self.norm_position == "post" else self.attention_norm(x)
-        out = self.attention(attention_input, mask, state, return_state)
-        mixed, new_state = out if return_state else (out, None)
+        if isinstance(self.attention, SoftmaxAttention):
+            if state is not None or return_state:
+                raise ValueError("only causal Fastformer layers carry a state")
+            mixed, new_state = self.attention(attention_input, mask), None
+        else:
+            out = self.attention(attention_input, mask, state, return_state)
+            mixed, new_state = out if return_state else (out, None)
         if self.norm_position == "post":
             x = self.attention_norm(x + self.dropout(mixed))
             x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))

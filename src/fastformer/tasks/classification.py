@@ -27,6 +27,8 @@ from fastformer.tasks.common import (
     save_atomically,
 )
 
+ARCHITECTURES = ("fastformer", "softmax", "tfidf")
+
 
 @dataclass
 class ClassificationConfig:
@@ -50,6 +52,9 @@ class ClassificationConfig:
     vocab_size: int = 30000
     max_length: int = 512
     preset: str = "paper"
+    # "fastformer"; "softmax": the same model with softmax attention (the paper's Transformer baseline);
+    # "tfidf": TF-IDF + logistic regression (scikit-learn)
+    architecture: str = "fastformer"
     model: dict[str, Any] = field(default_factory=dict)  # FastformerConfig overrides
     epochs: float = 3
     batch_size: int = 64  # global, split over processes
@@ -72,7 +77,10 @@ class ClassificationConfig:
         unknown = sorted(set(values) - known)
         if unknown:
             raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(known)}")
-        return cls(**values)
+        cfg = cls(**values)
+        if cfg.architecture not in ARCHITECTURES:
+            raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {cfg.architecture!r}")
+        return cfg
 
 
 def relabel_binary(examples: list[Example], threshold: float | None) -> list[Example]:
@@ -264,6 +272,10 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
     set_seed(cfg.seed)
     splits = load_splits(cfg)
     labels = LabelMap.from_examples(splits["train"])
+    if cfg.architecture == "tfidf":
+        from fastformer.tasks.tfidf_baseline import train_tfidf
+
+        return train_tfidf(cfg, splits, labels)
     tokenizer = run_tokenizer(cfg, (e.text for e in splits["train"]), output_dir)
     train_set = EncodedDataset(splits["train"], tokenizer, labels, cfg.max_length)
     eval_set = EncodedDataset(splits["validation"], tokenizer, labels, cfg.max_length)
@@ -276,6 +288,8 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
         label2id={v: k for k, v in labels.id2label().items()},
         pad_token_id=tokenizer.pad_token_id,
     )
+    if cfg.architecture == "softmax":
+        model_fields["attention_type"] = "softmax"
     config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
     model = FastformerForSequenceClassification(config)
     if is_main_process():
@@ -288,6 +302,7 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
     seconds = time.perf_counter() - start
 
     metrics: dict[str, Any] = dict(
+        architecture=cfg.architecture,
         train=dict(
             examples=len(train_set),
             epochs=cfg.epochs,

@@ -20,7 +20,8 @@ class FastformerConfig(PreTrainedConfig):
         attention_output_dense (bool: the notebook's extra dense after the attention),
         norm_position ("post" | "pre"), position_embedding_type ("absolute" | "none"),
         embedding_layer_norm (bool), causal (bool: each token attends to itself and earlier tokens only; set by
-        FastformerForCausalLM).
+        FastformerForCausalLM), attention_type ("fastformer" | "softmax": the paper's Transformer baseline, the
+        same model with multi-head softmax attention as its token mixer).
 
     Task heads share this config: a head that needs more (news encoder sizes, a decoder, causal masking) adds
     fields with defaults here, so that every checkpoint stays model_type "fastformer".
@@ -55,6 +56,7 @@ class FastformerConfig(PreTrainedConfig):
         attention_output_dense: bool = False,
         classifier_dropout: float = 0.0,
         causal: bool = False,
+        attention_type: str = "fastformer",
         pad_token_id: int | None = 0,
         tie_word_embeddings: bool = True,
         **kwargs,
@@ -81,6 +83,7 @@ class FastformerConfig(PreTrainedConfig):
         self.attention_output_dense = attention_output_dense
         self.classifier_dropout = classifier_dropout
         self.causal = causal
+        self.attention_type = attention_type
         self.tie_word_embeddings = tie_word_embeddings  # the causal LM's output layer is its input embeddings
         super().__init__(pad_token_id=pad_token_id, **kwargs)
 
