@@ -123,8 +123,8 @@ def _chain(first: Iterable[tuple[int, list[str]]], reader, start: int) -> Iterat
         previous = reader.line_num
 
 
-def _read_jsonl(path: Path, text_field, label_field, where: dict[str, str] | None) -> Iterator[Example]:
-    text_field, label_field = text_field or "text", label_field or "label"
+def _json_records(path: Path, where: dict[str, str] | None) -> Iterator[tuple[int, dict]]:
+    """(line number, record) of every non-blank line of a JSON Lines file that passes the `where` filters."""
     empty = True
     with _open_text(path) as f:
         for number, line in enumerate(f, start=1):
@@ -139,19 +139,25 @@ def _read_jsonl(path: Path, text_field, label_field, where: dict[str, str] | Non
                 raise DataError(path, number, None, "each line must be a JSON object")
             if where and any(str(record.get(k)) != str(v) for k, v in where.items()):
                 continue
-            for field in (text_field, label_field):
-                if field not in record:
-                    raise DataError(path, number, field, f"missing; the record has {sorted(record)}")
-            text, label = record[text_field], record[label_field]
-            if text is None:
-                text = ""
-            if not isinstance(text, str):
-                raise DataError(path, number, text_field, f"expected a string, got {type(text).__name__}")
-            if label is None or isinstance(label, (dict, list)) or str(label).strip() == "":
-                raise DataError(path, number, label_field, f"not a usable label: {label!r}")
-            yield Example(text, str(label).strip(), f"{path}:{number}")
+            yield number, record
     if empty:
         raise DataError(path, None, None, "the file is empty")
+
+
+def _read_jsonl(path: Path, text_field, label_field, where: dict[str, str] | None) -> Iterator[Example]:
+    text_field, label_field = text_field or "text", label_field or "label"
+    for number, record in _json_records(path, where):
+        for field in (text_field, label_field):
+            if field not in record:
+                raise DataError(path, number, field, f"missing; the record has {sorted(record)}")
+        text, label = record[text_field], record[label_field]
+        if text is None:
+            text = ""
+        if not isinstance(text, str):
+            raise DataError(path, number, text_field, f"expected a string, got {type(text).__name__}")
+        if label is None or isinstance(label, (dict, list)) or str(label).strip() == "":
+            raise DataError(path, number, label_field, f"not a usable label: {label!r}")
+        yield Example(text, str(label).strip(), f"{path}:{number}")
 
 
 def _read_fasttext(path: Path) -> Iterator[Example]:

@@ -6,11 +6,10 @@ file, line and field, as for labelled data.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from fastformer.data.text_classification import DataError, _column, _open_text
+from fastformer.data.text_classification import DataError, _column, _json_records, _open_text
 
 CORPUS_FORMATS = ("jsonl", "csv", "tsv", "txt")
 
@@ -38,45 +37,36 @@ def read_texts(
         raise FileNotFoundError(f"{path}: no such file")
     kind = _corpus_format(path, format)
     count = 0
-    with _open_text(path) as f:
-        if kind == "txt":
-            for line in f:
-                if line.strip():
-                    count += 1
-                    yield line.strip()
-        elif kind == "jsonl":
-            key = text_field or "text"
-            for number, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise DataError(path, number, None, f"not valid JSON: {error.msg}") from None
-                if not isinstance(record, dict):
-                    raise DataError(path, number, None, "each line must be a JSON object")
-                if where and any(str(record.get(k)) != str(v) for k, v in where.items()):
-                    continue
-                if key not in record:
-                    raise DataError(path, number, key, f"missing; the record has {sorted(record)}")
-                text = record[key]
-                if text is not None and not isinstance(text, str):
-                    raise DataError(path, number, key, f"expected a string, got {type(text).__name__}")
-                if text and text.strip():
-                    count += 1
-                    yield text
-        else:
-            reader = csv.reader(f, delimiter="," if kind == "csv" else "\t")
-            header = next(reader, None)
-            if header is None:
-                raise DataError(path, None, None, "the file is empty")
-            field = text_field if text_field is not None else "text"
-            column = _column(header, field, 0, path, "text")
-            for number, row in enumerate(reader, start=2):
-                if column >= len(row):
-                    raise DataError(path, number, str(field), f"the row has {len(row)} columns")
-                if row[column].strip():
-                    count += 1
-                    yield row[column]
+    for text in _documents(path, kind, text_field, where):
+        if text and text.strip():
+            count += 1
+            yield text
     if count == 0:
         raise DataError(path, None, None, "no documents (empty file, or no record matches the filters)")
+
+
+def _documents(path: Path, kind: str, text_field, where) -> Iterator[str | None]:
+    if kind == "jsonl":
+        key = text_field or "text"
+        for number, record in _json_records(path, where):
+            if key not in record:
+                raise DataError(path, number, key, f"missing; the record has {sorted(record)}")
+            text = record[key]
+            if text is not None and not isinstance(text, str):
+                raise DataError(path, number, key, f"expected a string, got {type(text).__name__}")
+            yield text
+        return
+    with _open_text(path) as f:
+        if kind == "txt":
+            yield from (line.strip() for line in f)
+            return
+        reader = csv.reader(f, delimiter="," if kind == "csv" else "\t")
+        header = next(reader, None)
+        if header is None:
+            raise DataError(path, None, None, "the file is empty")
+        field = text_field if text_field is not None else "text"
+        column = _column(header, field, 0, path, "text")
+        for number, row in enumerate(reader, start=2):
+            if column >= len(row):
+                raise DataError(path, number, str(field), f"the row has {len(row)} columns")
+            yield row[column]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,12 @@ import torch
 from fastformer.data.text_classification import Example, LabelMap, read_examples
 from fastformer.tasks.common import (
     CHECKPOINTS,
-    data_parallel_arguments,
+    dataclass_from_dict,
     is_main_process,
     last_complete_checkpoint,
     run_tokenizer,
     save_atomically,
+    training_arguments,
 )
 
 ARCHITECTURES = ("fastformer", "softmax", "tfidf")
@@ -73,11 +74,7 @@ class ClassificationConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> ClassificationConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(known)}")
-        cfg = cls(**values)
+        cfg = dataclass_from_dict(cls, values)
         if cfg.architecture not in ARCHITECTURES:
             raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {cfg.architecture!r}")
         return cfg
@@ -158,34 +155,15 @@ def classification_metrics(labels, predictions, label_names: list[str]) -> dict[
 
 def build_trainer(cfg: ClassificationConfig, model, tokenizer, train_set, eval_set, label_names):
     import numpy as np
-    from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
+    from transformers import DataCollatorWithPadding, Trainer
 
-    use_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-    args = TrainingArguments(
-        output_dir=str(Path(cfg.output_dir) / CHECKPOINTS),
-        num_train_epochs=cfg.epochs,
-        learning_rate=cfg.learning_rate,
-        weight_decay=cfg.weight_decay,
-        adam_beta1=0.9,
-        adam_beta2=0.999,
-        optim="adamw_torch",
-        lr_scheduler_type=cfg.scheduler,
-        warmup_steps=cfg.warmup,
-        max_grad_norm=cfg.max_grad_norm,
-        seed=cfg.seed,
-        data_seed=cfg.seed,
+    args = training_arguments(
+        cfg,
         train_sampling_strategy=cfg.sampling,
         eval_strategy="epoch",
         save_strategy="epoch",
-        save_total_limit=2,
-        load_best_model_at_end=True,
         metric_for_best_model=cfg.metric,
         greater_is_better=True,
-        logging_steps=cfg.logging_steps,
-        report_to="none",
-        disable_tqdm=not cfg.progress,
-        bf16=use_bf16,
-        **data_parallel_arguments(cfg.batch_size),
     )
 
     def compute_metrics(prediction):

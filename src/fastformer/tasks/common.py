@@ -13,6 +13,49 @@ from typing import Any
 CHECKPOINTS = "checkpoints"
 
 
+def dataclass_from_dict(cls, values: dict[str, Any]):
+    """An instance of the config dataclass `cls` from a dict; unknown fields are an error that names them."""
+    from dataclasses import fields
+
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(known)}")
+    return cls(**values)
+
+
+def training_arguments(cfg: Any, **task_fields):
+    """Hugging Face TrainingArguments with what every task shares (AdamW, schedule, clipping, seeds, two checkpoints
+    kept, the best reloaded at the end, bf16 where the GPU has it, data parallelism), plus `task_fields`
+    (evaluation / save strategy, best-model metric, ...). `cfg` has the fields every task config has."""
+    import torch
+    from transformers import TrainingArguments
+
+    use_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    return TrainingArguments(
+        output_dir=str(Path(cfg.output_dir) / CHECKPOINTS),
+        num_train_epochs=cfg.epochs,
+        learning_rate=cfg.learning_rate,
+        weight_decay=cfg.weight_decay,
+        adam_beta1=0.9,
+        adam_beta2=0.999,
+        optim="adamw_torch",
+        lr_scheduler_type=cfg.scheduler,
+        warmup_steps=cfg.warmup,
+        max_grad_norm=cfg.max_grad_norm,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        save_total_limit=2,
+        load_best_model_at_end=True,
+        logging_steps=cfg.logging_steps,
+        report_to="none",
+        disable_tqdm=not cfg.progress,
+        bf16=use_bf16,
+        **data_parallel_arguments(cfg.batch_size),
+        **task_fields,
+    )
+
+
 def load_config_file(path: str | Path) -> dict[str, Any]:
     """A YAML or JSON config file as a dict."""
     path = Path(path)

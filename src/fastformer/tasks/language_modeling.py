@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +19,12 @@ import torch
 
 from fastformer.tasks.common import (
     CHECKPOINTS,
-    data_parallel_arguments,
+    dataclass_from_dict,
     is_main_process,
     last_complete_checkpoint,
     run_tokenizer,
     save_atomically,
+    training_arguments,
 )
 
 ARCHITECTURES = ("fastformer", "gpt2")
@@ -80,11 +81,7 @@ class LanguageModelingConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> LanguageModelingConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(known)}")
-        cfg = cls(**values)
+        cfg = dataclass_from_dict(cls, values)
         if cfg.train is None:
             raise ValueError("language modelling needs --train (a JSON Lines, CSV/TSV or text file of documents)")
         if cfg.architecture not in ARCHITECTURES:
@@ -186,37 +183,20 @@ def perplexity(model, dataset: TokenBlocks, batch_size: int = 16) -> dict[str, f
 
 
 def build_trainer(cfg: LanguageModelingConfig, model, tokenizer, train_set, eval_set):
-    from transformers import Trainer, TrainingArguments, default_data_collator
+    from transformers import Trainer, default_data_collator
 
     steps_per_epoch = math.ceil(len(train_set) / cfg.batch_size)
     total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(cfg.epochs * steps_per_epoch)
     every = max(1, math.ceil(total_steps / max(1, cfg.evaluations)))
-    use_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-    args = TrainingArguments(
-        output_dir=str(Path(cfg.output_dir) / CHECKPOINTS),
-        num_train_epochs=cfg.epochs,
+    args = training_arguments(
+        cfg,
         max_steps=cfg.max_steps,
-        learning_rate=cfg.learning_rate,
-        weight_decay=cfg.weight_decay,
-        optim="adamw_torch",
-        lr_scheduler_type=cfg.scheduler,
-        warmup_steps=cfg.warmup,
-        max_grad_norm=cfg.max_grad_norm,
-        seed=cfg.seed,
-        data_seed=cfg.seed,
         eval_strategy="steps",
         eval_steps=every,
         save_strategy="steps",
         save_steps=every,
-        save_total_limit=2,
-        load_best_model_at_end=True,
         metric_for_best_model="loss",
         greater_is_better=False,
-        logging_steps=cfg.logging_steps,
-        report_to="none",
-        disable_tqdm=not cfg.progress,
-        bf16=use_bf16,
-        **data_parallel_arguments(cfg.batch_size),
     )
     return Trainer(
         model=model,
