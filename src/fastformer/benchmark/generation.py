@@ -23,16 +23,10 @@ from fastformer.profiling import peak_memory_bytes
 def build_models(vocab_size: int, max_positions: int, **overrides) -> dict[str, torch.nn.Module]:
     from fastformer.tasks.language_modeling import LanguageModelingConfig, build_model
 
-    class _Vocab:  # what build_model reads from a tokenizer
-        pad_token_id, sep_token_id = 0, 3
-
-        def __len__(self):
-            return vocab_size
-
     models = {}
     for arch in ("fastformer", "gpt2"):
         cfg = LanguageModelingConfig(train="-", architecture=arch, block_size=max_positions, model=overrides)
-        models[arch] = build_model(cfg, _Vocab()).eval()
+        models[arch] = build_model(cfg, vocab_size, pad_token_id=0, separator_id=3).eval()
     return models
 
 

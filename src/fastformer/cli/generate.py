@@ -31,16 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    from fastformer.cli.inputs import texts_from, write_lines
     from fastformer.tasks.language_modeling import generate_texts
 
-    prompts = list(args.prompts)
-    if args.file:
-        path = Path(args.file)
-        if not path.is_file():
-            raise SystemExit(f"fastformer generate: {path}: no such file")
-        prompts += [line.rstrip("\n") for line in path.open(encoding="utf-8") if line.strip()]
-    if not prompts:
-        raise SystemExit("fastformer generate: give prompts or --file")
+    prompts = texts_from(args.prompts, args.file, "generate", "prompts")
     if not Path(args.model_dir, "config.json").is_file():
         raise SystemExit(f"fastformer generate: {args.model_dir}: not a saved model folder (no config.json)")
     options = dict(max_new_tokens=args.max_new_tokens, num_beams=args.num_beams, do_sample=args.do_sample)
@@ -53,8 +47,5 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise SystemExit(f"fastformer generate: {error}") from None
     lines = [json.dumps(dict(prompt=p, continuation=c)) for p, c in zip(prompts, continuations, strict=True)]
-    if args.output:
-        Path(args.output).write_text("\n".join(lines) + "\n")
-    else:
-        print("\n".join(lines))
+    write_lines(lines, args.output)
     return 0

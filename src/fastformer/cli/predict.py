@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 HELP = "predict labels for texts or a file of texts"
 
@@ -17,20 +16,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fastformer.cli.inputs import texts_from, write_lines
     from fastformer.tasks.classification import predict_texts
 
-    texts = list(args.texts)
-    if args.file:
-        path = Path(args.file)
-        if not path.is_file():
-            raise SystemExit(f"fastformer predict: {path}: no such file")
-        texts += [line.rstrip("\n") for line in path.open(encoding="utf-8") if line.strip()]
-    if not texts:
-        raise SystemExit("fastformer predict: give texts or --file")
+    texts = texts_from(args.texts, args.file, "predict")
     rows = predict_texts(args.model_dir, texts)
-    lines = [json.dumps(r) for r in rows]
-    if args.output:
-        Path(args.output).write_text("\n".join(lines) + "\n")
-    else:
-        print("\n".join(lines))
+    write_lines([json.dumps(r) for r in rows], args.output)
     return 0

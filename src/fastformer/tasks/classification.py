@@ -21,6 +21,7 @@ from fastformer.data.text_classification import Example, LabelMap, read_examples
 from fastformer.tasks.common import (
     CHECKPOINTS,
     dataclass_from_dict,
+    hold_out,
     is_main_process,
     last_complete_checkpoint,
     run_tokenizer,
@@ -105,11 +106,7 @@ def load_splits(cfg: ClassificationConfig) -> dict[str, list[Example]]:
         if cfg.validation:
             splits["validation"] = read_examples(cfg.validation, where=cfg.validation_where, **read)
         else:  # a seeded hold-out of the training file
-            shuffled = splits["train"]
-            order = torch.randperm(len(shuffled), generator=torch.Generator().manual_seed(cfg.seed)).tolist()
-            cut = max(1, int(round(cfg.validation_fraction * len(shuffled))))
-            splits["validation"] = [shuffled[i] for i in order[:cut]]
-            splits["train"] = [shuffled[i] for i in order[cut:]]
+            splits["validation"], splits["train"] = hold_out(splits["train"], cfg.validation_fraction, cfg.seed)
         if cfg.test:
             splits["test"] = read_examples(cfg.test, where=cfg.test_where, **read)
     splits = {name: relabel_binary(examples, cfg.binary_threshold) for name, examples in splits.items()}

@@ -84,6 +84,15 @@ def last_complete_checkpoint(checkpoint_dir: Path) -> Path | None:
     return max(complete)[1] if complete else None
 
 
+def hold_out(items: list, fraction: float, seed: int) -> tuple[list, list]:
+    """(held out, rest): a seeded random `fraction` of `items` (at least one), for a validation split."""
+    import torch
+
+    order = torch.randperm(len(items), generator=torch.Generator().manual_seed(seed)).tolist()
+    cut = max(1, int(round(fraction * len(items))))
+    return [items[i] for i in order[:cut]], [items[i] for i in order[cut:]]
+
+
 def world_size() -> int:
     """Processes of this run (torchrun sets WORLD_SIZE)."""
     return int(os.environ.get("WORLD_SIZE", "1"))

@@ -20,6 +20,7 @@ import torch
 from fastformer.tasks.common import (
     CHECKPOINTS,
     dataclass_from_dict,
+    hold_out,
     is_main_process,
     last_complete_checkpoint,
     run_tokenizer,
@@ -98,9 +99,7 @@ def load_documents(cfg: LanguageModelingConfig) -> dict[str, list[str]]:
     if cfg.validation:
         validation = list(read_texts(cfg.validation, where=cfg.validation_where, **read))
     else:
-        order = torch.randperm(len(train), generator=torch.Generator().manual_seed(cfg.seed)).tolist()
-        cut = max(1, int(round(cfg.validation_fraction * len(train))))
-        validation, train = [train[i] for i in order[:cut]], [train[i] for i in order[cut:]]
+        validation, train = hold_out(train, cfg.validation_fraction, cfg.seed)
     if cfg.max_train_texts:
         train = train[: cfg.max_train_texts]
     if cfg.max_eval_texts:
@@ -131,15 +130,17 @@ class TokenBlocks(torch.utils.data.Dataset):
         return self.blocks.numel()
 
 
-def build_model(cfg: LanguageModelingConfig, tokenizer):
-    """A FastformerForCausalLM or, for architecture "gpt2", a GPT2LMHeadModel of the same sizes."""
+def build_model(cfg: LanguageModelingConfig, vocab_size: int, pad_token_id: int, separator_id: int):
+    """A FastformerForCausalLM or, for architecture "gpt2", a GPT2LMHeadModel of the same sizes.
+
+    The separator between documents is also the begin- and end-of-sequence token."""
     fields_ = dict(LM_MODEL_DEFAULTS)
     fields_.update(
-        vocab_size=len(tokenizer),
+        vocab_size=vocab_size,
         max_position_embeddings=cfg.block_size,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.sep_token_id,
-        eos_token_id=tokenizer.sep_token_id,
+        pad_token_id=pad_token_id,
+        bos_token_id=separator_id,
+        eos_token_id=separator_id,
     )
     fields_.update(cfg.model)
     if cfg.architecture == "gpt2":
@@ -220,7 +221,7 @@ def train(cfg: LanguageModelingConfig) -> dict[str, Any]:
     separator = tokenizer.sep_token_id
     train_set = TokenBlocks(documents["train"], tokenizer, cfg.block_size, separator)
     eval_set = TokenBlocks(documents["validation"], tokenizer, cfg.block_size, separator)
-    model = build_model(cfg, tokenizer)
+    model = build_model(cfg, len(tokenizer), tokenizer.pad_token_id, separator)
     if is_main_process():
         (output_dir / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2))
 

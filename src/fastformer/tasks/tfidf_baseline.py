@@ -30,6 +30,8 @@ def train_tfidf(cfg, splits: dict[str, list], labels) -> dict[str, Any]:
     (output_dir / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2))
     encode = [labels.encode(e) for e in splits["train"]]
     texts = [e.text for e in splits["train"]]
+    validation_texts = [e.text for e in splits["validation"]]
+    validation_labels = [labels.encode(e) for e in splits["validation"]]
     start = time.perf_counter()
     best = None
     for c in C_GRID:
@@ -38,10 +40,8 @@ def train_tfidf(cfg, splits: dict[str, list], labels) -> dict[str, Any]:
             LogisticRegression(C=c, max_iter=2000),
         )
         pipeline.fit(texts, encode)
-        val = splits["validation"]
-        score = classification_metrics(
-            [labels.encode(e) for e in val], pipeline.predict([e.text for e in val]).tolist(), labels.labels
-        )[cfg.metric]
+        predicted = pipeline.predict(validation_texts).tolist()
+        score = classification_metrics(validation_labels, predicted, labels.labels)[cfg.metric]
         if best is None or score > best[0]:
             best = (score, c, pipeline)
     seconds = time.perf_counter() - start

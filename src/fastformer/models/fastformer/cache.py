@@ -7,6 +7,16 @@ import torch
 from fastformer.ops.causal import CausalPoolState
 
 
+def real_token_positions(real: torch.Tensor, before: torch.Tensor | None = None) -> torch.Tensor:
+    """Position of every token (B, N): how many real tokens precede it (plus `before` (B,), those read earlier).
+
+    Padding takes the position of the next real token (0 at the start), so left padding shifts nothing."""
+    positions = real.long().cumsum(-1) - 1
+    if before is not None:
+        positions = positions + before[:, None]
+    return positions.clamp_min(0)
+
+
 class FastformerCache:
     """What `generate()` carries from step to step for FastformerForCausalLM.
 
@@ -36,9 +46,8 @@ class FastformerCache:
         before = torch.zeros(real.shape[0], dtype=torch.long, device=real.device)
         if self.seen_tokens is not None:
             before = self.seen_tokens.to(real.device)
-        counts = real.long().cumsum(-1)
-        self.seen_tokens = before + counts[:, -1]
-        return (before[:, None] + counts - 1).clamp_min(0)
+        self.seen_tokens = before + real.long().sum(-1)
+        return real_token_positions(real, before)
 
     def reorder_cache(self, beam_idx: torch.Tensor) -> None:
         self.states = [None if s is None else s.index_select(beam_idx) for s in self.states]

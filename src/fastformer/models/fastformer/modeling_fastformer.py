@@ -14,7 +14,7 @@ from transformers.utils import ModelOutput
 from fastformer.layers.attention import FastformerAttention, PerHeadLinear
 from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.pooling import AttentionPooling
-from fastformer.models.fastformer.cache import FastformerCache
+from fastformer.models.fastformer.cache import FastformerCache, real_token_positions
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
 from fastformer.presets import encoder_kwargs
 
@@ -122,7 +122,7 @@ class FastformerModel(FastformerPreTrainedModel):
             real = mask if mask is not None else torch.ones(B, N, dtype=torch.bool, device=inputs_embeds.device)
             position_ids = cache.advance(real)
         elif causal and mask is not None:
-            position_ids = (mask.long().cumsum(-1) - 1).clamp_min(0)
+            position_ids = real_token_positions(mask)
         hidden, all_hidden = self.encoder(
             inputs_embeds,
             mask,

@@ -1,0 +1,26 @@
+"""What the commands that take texts share: texts from the command line and/or a file, JSON lines out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def texts_from(given: list[str], file: str | None, command: str, what: str = "texts") -> list[str]:
+    """The texts given on the command line, then the non-blank lines of `file`; an error if there are none."""
+    texts = list(given)
+    if file:
+        path = Path(file)
+        if not path.is_file():
+            raise SystemExit(f"fastformer {command}: {path}: no such file")
+        texts += [line.rstrip("\n") for line in path.open(encoding="utf-8") if line.strip()]
+    if not texts:
+        raise SystemExit(f"fastformer {command}: give {what} or --file")
+    return texts
+
+
+def write_lines(lines: list[str], output: str | None) -> None:
+    """To `output` if given, else to standard output."""
+    if output:
+        Path(output).write_text("\n".join(lines) + "\n")
+    else:
+        print("\n".join(lines))
