@@ -1,0 +1,1 @@
+"""Task metrics, each computed as the task's official scorer does."""
