@@ -40,8 +40,15 @@ else:
     from fastformer.models.fastformer import (  # noqa: F401  (import registers the Auto classes)
         FastformerConfig,
         FastformerForCausalLM,
+        FastformerForNewsRecommendation,
         FastformerForSequenceClassification,
         FastformerModel,
     )
 
-    __all__ += ["FastformerConfig", "FastformerForCausalLM", "FastformerForSequenceClassification", "FastformerModel"]
+    __all__ += [
+        "FastformerConfig",
+        "FastformerForCausalLM",
+        "FastformerForNewsRecommendation",
+        "FastformerForSequenceClassification",
+        "FastformerModel",
+    ]

@@ -10,6 +10,7 @@ from fastformer.models.fastformer.modeling_fastformer import (
     FastformerModel,
     FastformerPreTrainedModel,
 )
+from fastformer.models.fastformer.modeling_news import FastformerForNewsRecommendation, NewsRecommendationOutput
 
 AutoConfig.register("fastformer", FastformerConfig, exist_ok=True)
 AutoModel.register(FastformerConfig, FastformerModel, exist_ok=True)
@@ -20,7 +21,9 @@ __all__ = [
     "FastformerCache",
     "FastformerConfig",
     "FastformerForCausalLM",
+    "FastformerForNewsRecommendation",
     "FastformerForSequenceClassification",
     "FastformerModel",
     "FastformerPreTrainedModel",
+    "NewsRecommendationOutput",
 ]

@@ -23,6 +23,11 @@ class FastformerConfig(PreTrainedConfig):
         FastformerForCausalLM), attention_type ("fastformer" | "softmax": the paper's Transformer baseline, the
         same model with multi-head softmax attention as its token mixer).
 
+    News recommendation (FastformerForNewsRecommendation; the sizes above are the news encoder's):
+        user_num_hidden_layers (layers of the user encoder over clicked news vectors), max_history (clicked news
+        the user encoder reads, the most recent ones), user_position_embedding_type ("absolute": learned positions
+        over the history, oldest first | "none").
+
     Task heads share this config: a head that needs more (news encoder sizes, a decoder, causal masking) adds
     fields with defaults here, so that every checkpoint stays model_type "fastformer".
 
@@ -57,6 +62,9 @@ class FastformerConfig(PreTrainedConfig):
         classifier_dropout: float = 0.0,
         causal: bool = False,
         attention_type: str = "fastformer",
+        user_num_hidden_layers: int = 1,
+        max_history: int = 50,
+        user_position_embedding_type: str = "absolute",
         pad_token_id: int | None = 0,
         tie_word_embeddings: bool = True,
         **kwargs,
@@ -84,6 +92,9 @@ class FastformerConfig(PreTrainedConfig):
         self.classifier_dropout = classifier_dropout
         self.causal = causal
         self.attention_type = attention_type
+        self.user_num_hidden_layers = user_num_hidden_layers
+        self.max_history = max_history
+        self.user_position_embedding_type = user_position_embedding_type
         self.tie_word_embeddings = tie_word_embeddings  # the causal LM's output layer is its input embeddings
         super().__init__(pad_token_id=pad_token_id, **kwargs)
 

@@ -1,0 +1,114 @@
+"""FastformerForNewsRecommendation: the paper's hierarchical news recommender (Table 5, MIND)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from transformers.utils import ModelOutput
+
+from fastformer.layers.encoder import FastformerEncoder
+from fastformer.layers.pooling import AttentionPooling
+from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
+from fastformer.models.fastformer.modeling_fastformer import FastformerModel, FastformerPreTrainedModel
+from fastformer.presets import encoder_kwargs
+
+
+@dataclass
+class NewsRecommendationOutput(ModelOutput):
+    """loss (softmax cross-entropy over each row's candidates, when labels are given), logits (B, C) click scores,
+    user_vectors (B, hidden), news_vectors (U, hidden) of the news given."""
+
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    user_vectors: torch.Tensor | None = None
+    news_vectors: torch.Tensor | None = None
+
+
+class FastformerForNewsRecommendation(FastformerPreTrainedModel):
+    """News encoder: title tokens -> Fastformer -> additive attention pooling -> news vector (hidden).
+    User encoder: the user's last `max_history` clicked news vectors (+ positions) -> Fastformer -> additive pooling
+    -> user vector. Click score: user vector . candidate news vector.
+
+    With `config.attention_type = "softmax"` both encoders use multi-head softmax self-attention instead: the
+    NRMS-style baseline of the paper's Table 5, in the same model and pipeline.
+
+    A batch names every news once: `news_input_ids` (U, L) holds the distinct news of the batch, and users'
+    histories and candidates index into it, so a news clicked by many users of a batch is encoded once. Evaluation
+    passes precomputed `news_vectors` instead (every news of a split encoded once, then reused by each impression).
+    """
+
+    main_input_name = "news_input_ids"
+
+    def __init__(self, config: FastformerConfig):
+        super().__init__(config)
+        self.fastformer = FastformerModel(config)  # the news encoder, pooled by its AttentionPooling
+        user_kwargs = encoder_kwargs(config)
+        user_kwargs.update(
+            num_layers=config.user_num_hidden_layers,
+            max_position_embeddings=max(config.max_history, 1),
+            position_embedding_type=config.user_position_embedding_type,
+        )
+        self.user_encoder = FastformerEncoder(**user_kwargs)
+        self.user_pooler = AttentionPooling(config.hidden_size)
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.fastformer.word_embeddings
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.fastformer.word_embeddings = value
+
+    def encode_news(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """(U, L) token ids of news texts -> (U, hidden) news vectors."""
+        return self.fastformer(input_ids, attention_mask, return_dict=True).pooler_output
+
+    def encode_users(self, history_vectors: torch.Tensor, history_mask: torch.Tensor) -> torch.Tensor:
+        """(B, H, hidden) clicked news vectors, oldest first, and (B, H) bool mask -> (B, hidden) user vectors.
+
+        A user without clicks gets the zero vector, so all its candidates score 0 (ranked in candidate order)."""
+        hidden, _ = self.user_encoder(history_vectors, history_mask)
+        return self.user_pooler(hidden, history_mask)
+
+    def forward(
+        self,
+        news_input_ids: torch.Tensor | None = None,
+        news_attention_mask: torch.Tensor | None = None,
+        history_index: torch.Tensor | None = None,
+        candidate_index: torch.Tensor | None = None,
+        candidate_mask: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        news_vectors: torch.Tensor | None = None,
+        return_dict: bool | None = None,
+        **kwargs,
+    ) -> NewsRecommendationOutput | tuple:
+        """news_input_ids (U, L) with news_attention_mask (U, L), or news_vectors (U, hidden): the batch's news.
+        history_index (B, H): each user's clicked news as rows of the news, oldest first, -1 = padding.
+        candidate_index (B, C): candidates as rows of the news; candidate_mask (B, C) bool marks real ones.
+        labels (B,): position of the clicked candidate in each row (softmax cross-entropy over the candidates, the
+        paper's negative-sampling loss with 1 clicked + K unclicked per row).
+        """
+        if (news_input_ids is None) == (news_vectors is None):
+            raise ValueError("pass exactly one of news_input_ids and news_vectors")
+        if history_index is None or candidate_index is None:
+            raise ValueError("history_index and candidate_index are required")
+        return_dict = return_dict if return_dict is not None else self.config.return_dict
+        if news_vectors is None:
+            news_vectors = self.encode_news(news_input_ids, news_attention_mask)  # (U, hidden)
+        # index -1 (padding) reads an appended zero row
+        table = torch.cat([news_vectors, news_vectors.new_zeros(1, news_vectors.shape[-1])])
+        history_mask = history_index >= 0  # (B, H)
+        user_vectors = self.encode_users(table[history_index], history_mask)  # (B, hidden)
+        candidates = table[candidate_index]  # (B, C, hidden)
+        logits = torch.einsum("bch,bh->bc", candidates, user_vectors)
+        if candidate_mask is not None:
+            logits = logits.masked_fill(~candidate_mask.bool(), torch.finfo(logits.dtype).min)
+        loss = None
+        if labels is not None:  # in float32 at least: half-precision logits of long dot products lose the margin
+            wide = logits.to(torch.promote_types(logits.dtype, torch.float32))
+            loss = nn.functional.cross_entropy(wide, labels.view(-1))
+        if not return_dict:
+            out = (logits, user_vectors, news_vectors)
+            return ((loss,) + out) if loss is not None else out
+        return NewsRecommendationOutput(loss=loss, logits=logits, user_vectors=user_vectors, news_vectors=news_vectors)
