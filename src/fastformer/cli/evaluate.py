@@ -1,4 +1,6 @@
-"""Evaluate a trained classification folder on a labelled file: accuracy, macro-F1, confusion matrix, predictions."""
+"""Evaluate a trained folder on labelled data: for a classifier, a labelled file (accuracy, macro-F1, confusion
+matrix, predictions); for a news recommender, a MIND folder (AUC, MRR, nDCG@5, nDCG@10 as MIND's official scorer,
+and the leaderboard's prediction file)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ HELP = "evaluate a trained model on a labelled file"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model_dir", help="a folder written by `fastformer train`")
-    parser.add_argument("--data", required=True, help="labelled file (same formats as training)")
+    parser.add_argument(
+        "--data", required=True, help="labelled file (same formats as training); news: a MIND folder or behaviors.tsv"
+    )
     parser.add_argument("--text-field")
     parser.add_argument("--label-field")
     parser.add_argument("--format")
@@ -21,8 +25,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", help="metrics JSON path (default: MODEL_DIR/metrics_<data name>.json)")
 
 
+def run_news(args: argparse.Namespace) -> int:
+    from fastformer.data import DataError
+    from fastformer.tasks.news_recommendation import rank_split
+
+    stem = Path(args.data).name.split(".")[0]
+    out = Path(args.output) if args.output else Path(args.model_dir) / f"metrics_{stem}.json"
+    try:
+        metrics, report = rank_split(args.model_dir, args.data, output=out.with_name(f"prediction_{stem}.txt"))
+    except (DataError, ValueError, OSError) as error:
+        raise SystemExit(f"fastformer evaluate: {error}") from None
+    if report.summary():
+        print(f"{args.data}:\n{report.summary()}")
+    out.write_text(json.dumps(dict(**metrics, data=report.as_dict()), indent=2))
+    keys = ("impressions", "auc", "mrr", "ndcg@5", "ndcg@10", "single_class", "unlabelled")
+    print(json.dumps({k: metrics[k] for k in keys}), f"-> {out}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    from fastformer.cli.inputs import is_news_model
     from fastformer.data import DataError, read_examples
+
+    if is_news_model(args.model_dir):
+        return run_news(args)
     from fastformer.tasks.classification import evaluate_split, load_model, relabel_binary
 
     where = dict(item.split("=", 1) for item in args.where) or None

@@ -24,3 +24,13 @@ def write_lines(lines: list[str], output: str | None) -> None:
         Path(output).write_text("\n".join(lines) + "\n")
     else:
         print("\n".join(lines))
+
+
+def is_news_model(model_dir: str) -> bool:
+    """Whether a trained folder holds a news recommender (its config.json names FastformerForNewsRecommendation)."""
+    import json
+
+    config = Path(model_dir) / "config.json"
+    if not config.is_file():
+        raise SystemExit(f"{model_dir}: no config.json; expected a folder written by `fastformer train`")
+    return "FastformerForNewsRecommendation" in (json.loads(config.read_text()).get("architectures") or [])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fastformer.cli import bench, convert, demo, evaluate, generate, predict, train
+from fastformer.cli import bench, convert, convert_mindrec, demo, evaluate, generate, predict, train
 
 SUBCOMMANDS = {
     "train": train,
@@ -15,6 +15,7 @@ SUBCOMMANDS = {
     "bench": bench,
     "demo": demo,
     "convert-official": convert,
+    "convert-mindrec": convert_mindrec,
 }
 
 

@@ -1,6 +1,7 @@
 """Train a Fastformer model: `fastformer train [classification]` (default; with no data arguments, the built-in
-generated long-document task, no download) or `fastformer train lm --train FILE` (a causal language model; add
-`--architecture gpt2` for the softmax baseline of the same size).
+generated long-document task, no download), `fastformer train lm --train FILE` (a causal language model; add
+`--architecture gpt2` for the softmax baseline of the same size) or `fastformer train news --train MIND_DIR` (the
+hierarchical news recommender on MIND; `--architecture softmax` for the NRMS-style baseline).
 
 Settings come from the defaults, then a config file (--config, YAML or JSON), then the flags given here; the
 resolved settings are saved as run_config.json in the output folder, which becomes a `save_pretrained` folder
@@ -13,11 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 
-HELP = "train a model (task: classification or lm)"
+HELP = "train a model (task: classification, lm or news)"
 
 # flag -> (type, help); each is a ClassificationConfig field of the same name (dashes for underscores)
 FLAGS = {
-    "train": (str, "training file or folder (CSV/TSV/JSONL/fastText/folder, .gz too); omit for the built-in task"),
+    "train": (
+        str,
+        "training file or folder (CSV/TSV/JSONL/fastText/folder, .gz too; news: a MIND folder); omit for the "
+        "built-in classification task",
+    ),
     "validation": (str, "validation file; default: hold out --validation-fraction of the training file"),
     "test": (str, "test file"),
     "text-field": (str, "text column name or position / JSON key (default: 'text', or column 1 of header-less CSV)"),
@@ -34,7 +39,8 @@ FLAGS = {
     "architecture": (
         str,
         "classification: fastformer, softmax (same model, softmax attention) or tfidf (TF-IDF + "
-        "logistic regression); lm: fastformer or gpt2 (softmax baseline of the same size)",
+        "logistic regression); lm: fastformer or gpt2 (softmax baseline of the same size); news: fastformer or "
+        "softmax (NRMS-style)",
     ),
     "epochs": (float, "training epochs"),
     "batch-size": (int, "global batch size"),
@@ -46,7 +52,10 @@ FLAGS = {
     "seed": (int, "random seed"),
     "sampling": (str, "random (default) or sequential training order"),
     "logging-steps": (int, "log the training loss every N steps"),
-    "metric": (str, "validation metric that picks the best checkpoint: macro_f1 or accuracy"),
+    "metric": (
+        str,
+        "validation metric that picks the best checkpoint: macro_f1 or accuracy; news: auc, mrr, ndcg@5, ndcg@10",
+    ),
     "output-dir": (str, "output folder"),
 }
 # language modelling only (fastformer train lm)
@@ -57,13 +66,22 @@ LM_FLAGS = {
     "max-eval-texts": (int, "lm: use only the first N validation documents"),
     "evaluations": (int, "lm: validation passes during training (the best checkpoint is kept)"),
 }
-TASKS = ("classification", "lm")
+# news recommendation only (fastformer train news)
+NEWS_FLAGS = {
+    "news-fields": (str, "news: comma-separated news fields the encoder reads: title, abstract, category, subcategory"),
+    "max-history": (int, "news: most recent clicks the user encoder reads"),
+    "negatives": (int, "news: unclicked candidates per click (K)"),
+    "max-train-impressions": (int, "news: use only the first N training impressions"),
+    "max-eval-impressions": (int, "news: use only the first N validation / test impressions"),
+}
+ALL_FLAGS = {**FLAGS, **LM_FLAGS, **NEWS_FLAGS}
+TASKS = ("classification", "lm", "news")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", nargs="?", default="classification", choices=TASKS)
     parser.add_argument("--config", help="YAML or JSON file of settings (flags given here override it)")
-    for flag, (kind, help_text) in {**FLAGS, **LM_FLAGS}.items():
+    for flag, (kind, help_text) in ALL_FLAGS.items():
         parser.add_argument(f"--{flag}", type=kind, default=None, help=help_text)
     parser.add_argument("--has-header", choices=["yes", "no"], help="CSV/TSV header row (default: guessed)")
     parser.add_argument(
@@ -82,6 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--resume", action="store_true", help="continue from the last complete checkpoint")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--strict", action="store_true", help="news: stop at the first malformed MIND line")
 
 
 def _parse_value(text: str):
@@ -95,14 +114,15 @@ def resolve_config(args: argparse.Namespace):
     from fastformer.tasks.classification import ClassificationConfig
     from fastformer.tasks.common import load_config_file
     from fastformer.tasks.language_modeling import LanguageModelingConfig
+    from fastformer.tasks.news_recommendation import NewsConfig
 
-    task_config = LanguageModelingConfig if args.task == "lm" else ClassificationConfig
+    task_config = {"classification": ClassificationConfig, "lm": LanguageModelingConfig, "news": NewsConfig}[args.task]
     accepted = {f.replace("_", "-") for f in task_config.__dataclass_fields__}
-    for flag in {**FLAGS, **LM_FLAGS}:
+    for flag in ALL_FLAGS:
         if getattr(args, flag.replace("-", "_")) is not None and flag not in accepted:
             raise SystemExit(f"fastformer train {args.task}: --{flag} does not apply to this task")
     values = load_config_file(args.config) if args.config else {}
-    for flag in {**FLAGS, **LM_FLAGS}:
+    for flag in ALL_FLAGS:
         value = getattr(args, flag.replace("-", "_"))
         if value is not None:
             values[flag.replace("-", "_")] = value
@@ -123,8 +143,12 @@ def resolve_config(args: argparse.Namespace):
         values["resume"] = True
     if args.no_progress:
         values["progress"] = False
-    if args.task == "lm":
-        return LanguageModelingConfig.from_dict(values)
+    if args.strict:
+        if args.task != "news":
+            raise SystemExit(f"fastformer train {args.task}: --strict does not apply to this task")
+        values["strict"] = True
+    if args.task in ("lm", "news"):
+        return task_config.from_dict(values)
     if values.get("train") is None:  # the built-in task: small enough for a minute on two cores
         defaults = dict(
             max_length=512,
@@ -140,9 +164,9 @@ def resolve_config(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from fastformer.data import DataError
-    from fastformer.tasks import classification, language_modeling
+    from fastformer.tasks import classification, language_modeling, news_recommendation
 
-    task = language_modeling if args.task == "lm" else classification
+    task = {"classification": classification, "lm": language_modeling, "news": news_recommendation}[args.task]
     try:
         cfg = resolve_config(args)
         metrics = task.train(cfg)
@@ -151,6 +175,11 @@ def run(args: argparse.Namespace) -> int:
     if args.task == "lm":
         summary = dict(output_dir=cfg.output_dir, validation=metrics.get("validation"), train=metrics["train"])
         print(json.dumps(summary, indent=2))
+        return 0
+    if args.task == "news":
+        keys = ("auc", "mrr", "ndcg@5", "ndcg@10", "impressions")
+        summary = {n: {k: metrics[n][k] for k in keys} for n in ("validation", "test") if n in metrics}
+        print(json.dumps(dict(output_dir=cfg.output_dir, **summary, train=metrics["train"]), indent=2))
         return 0
     summary = {
         name: {k: metrics[name][k] for k in ("accuracy", "macro_f1")}

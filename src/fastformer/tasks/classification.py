@@ -24,6 +24,7 @@ from fastformer.tasks.common import (
     hold_out,
     is_main_process,
     last_complete_checkpoint,
+    plot_training,
     run_tokenizer,
     save_atomically,
     training_arguments,
@@ -210,32 +211,6 @@ def evaluate_split(model, tokenizer, examples: list[Example], labels: LabelMap, 
     return metrics, rows
 
 
-def plot_training(log_history: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    train = [(h["step"], h["loss"]) for h in log_history if "loss" in h]
-    evals = [(h["step"], h.get("eval_macro_f1"), h.get("eval_accuracy")) for h in log_history if "eval_loss" in h]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    if train:
-        ax.plot(*zip(*train, strict=True), label="training loss")
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss")
-    if evals:
-        twin = ax.twinx()
-        twin.plot([e[0] for e in evals], [e[1] for e in evals], "o-", color="C1", label="validation macro-F1")
-        twin.plot([e[0] for e in evals], [e[2] for e in evals], "s--", color="C2", label="validation accuracy")
-        twin.set_ylabel("score")
-        twin.legend(loc="center right", fontsize=8)
-    if train:
-        ax.legend(loc="upper right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def train(cfg: ClassificationConfig) -> dict[str, Any]:
     """Train, keep the best checkpoint by validation `cfg.metric`, evaluate, save. Returns the metrics."""
     from transformers import set_seed
@@ -304,7 +279,11 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
     save_atomically(model, tokenizer, output_dir)
     (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
     (output_dir / "log_history.json").write_text(json.dumps(trainer.state.log_history, indent=1))
-    plot_training(trainer.state.log_history, output_dir / "training.png")
+    plot_training(
+        trainer.state.log_history,
+        output_dir / "training.png",
+        {"validation macro-F1": "eval_macro_f1", "validation accuracy": "eval_accuracy"},
+    )
     return metrics
 
 

@@ -167,3 +167,31 @@ def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
             raise TimeoutError(f"{folder}: the main process did not write the tokenizer within an hour")
         time.sleep(0.5)
     return AutoTokenizer.from_pretrained(str(folder))
+
+
+def plot_training(log_history: list[dict], path: Path, evaluations: dict[str, str]) -> None:
+    """training.png: the training loss by step and, on a second axis, validation metrics ({label: log key})."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    train = [(h["step"], h["loss"]) for h in log_history if "loss" in h]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    if train:
+        ax.plot(*zip(*train, strict=True), label="training loss")
+        ax.legend(loc="upper right", fontsize=8)
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss")
+    twin = None
+    for number, (label, key) in enumerate(evaluations.items()):
+        points = [(h["step"], h[key]) for h in log_history if key in h]
+        if points:
+            twin = twin or ax.twinx()
+            twin.plot(*zip(*points, strict=True), "os^v"[number % 4] + "-", color=f"C{number + 1}", label=label)
+    if twin is not None:
+        twin.set_ylabel("score")
+        twin.legend(loc="center right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

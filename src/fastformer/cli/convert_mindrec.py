@@ -1,0 +1,29 @@
+"""Convert MINDRec JSON (real MIND titles and clicks as Yes/No records) into a MIND folder (news.tsv, behaviors.tsv).
+
+Every user (a distinct clicked history) becomes one impression listing the user's target news with their click
+labels; news ids are hashes of the titles. See `fastformer.data.mind.convert_mindrec`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+HELP = "convert MINDRec JSON to MIND's news.tsv / behaviors.tsv"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("json_file", help="a MINDRec JSON list (.json or .json.gz)")
+    parser.add_argument("output_dir", help="folder to write news.tsv and behaviors.tsv into")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fastformer.data import DataError
+    from fastformer.data.mind import convert_mindrec
+
+    try:
+        counts = convert_mindrec(args.json_file, args.output_dir)
+    except (DataError, FileNotFoundError) as error:
+        raise SystemExit(f"fastformer convert-mindrec: {error}") from None
+    print(json.dumps(dict(output_dir=args.output_dir, **counts)))
+    return 0

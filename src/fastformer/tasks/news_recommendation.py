@@ -1,0 +1,416 @@
+"""News recommendation on MIND end to end: read MIND folders, train the hierarchical recommender with negative
+sampling (Hugging Face Trainer: checkpoints, resume, torchrun), rank every impression with MIND's official metrics,
+write the leaderboard's prediction file and a `save_pretrained` folder with metrics.json.
+
+Training rows: for each clicked candidate of a training impression, the click and K unclicked candidates of the same
+impression (drawn anew each epoch, seeded; repeated when the impression has fewer than K, as the authors' NRMS code
+does), with the user's last `max_history` clicks; softmax cross-entropy picks the click out of the K + 1. Clicks whose
+impression has no unclicked candidate cannot form a row and are counted (`train.clicks_without_negatives`).
+
+Evaluation encodes every news of the split once, then scores each impression from those vectors (user vector .
+news vector). Candidates naming news that news.tsv lacks cannot be scored: they are ranked last, in candidate order,
+and counted. History clicks naming unknown news are left out of the user's history, and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from fastformer.data.mind import Impression, MindData, load_mind
+from fastformer.metrics.ranking import METRICS, mind_metrics, rank_scores, write_rankings
+from fastformer.tasks.common import (
+    CHECKPOINTS,
+    dataclass_from_dict,
+    hold_out,
+    is_main_process,
+    last_complete_checkpoint,
+    plot_training,
+    run_tokenizer,
+    save_atomically,
+    training_arguments,
+)
+
+ARCHITECTURES = ("fastformer", "softmax")
+
+
+@dataclass
+class NewsConfig:
+    """Everything a news-recommendation run depends on; saved as run_config.json beside the model."""
+
+    train: str | None = None  # a MIND folder (news.tsv + behaviors.tsv) or a behaviors.tsv with news.tsv beside it
+    validation: str | None = None  # None: hold out validation_fraction of the training impressions
+    test: str | None = None
+    validation_fraction: float = 0.1
+    max_train_impressions: int | None = None
+    max_eval_impressions: int | None = None
+    news_fields: list[str] = field(default_factory=lambda: ["title"])  # title, abstract, category, subcategory
+    max_length: int = 48  # tokens per news text (the paper: titles of up to 48 tokens)
+    max_history: int = 50  # most recent clicks the user encoder reads
+    negatives: int = 4  # K unclicked candidates per click
+    tokenizer: str | None = None
+    vocab_size: int = 30000
+    preset: str = "paper"
+    architecture: str = "fastformer"  # "softmax": NRMS-style multi-head self-attention encoders
+    model: dict[str, Any] = field(default_factory=dict)  # FastformerConfig overrides
+    epochs: float = 3
+    batch_size: int = 64
+    learning_rate: float = 1e-4
+    weight_decay: float = 0.0
+    warmup: float = 0.0
+    scheduler: str = "constant"  # the paper: Adam at 1e-4
+    max_grad_norm: float = 1.0
+    seed: int = 42
+    metric: str = "auc"  # validation metric that picks the best checkpoint: auc, mrr, ndcg@5, ndcg@10
+    logging_steps: int = 20
+    eval_batch_size: int = 256
+    strict: bool = False  # raise on the first malformed MIND line instead of counting it
+    output_dir: str = "runs/news"
+    resume: bool = False
+    progress: bool = True
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> NewsConfig:
+        cfg = dataclass_from_dict(cls, values)
+        if cfg.train is None:
+            raise ValueError("news recommendation needs --train: a MIND folder with news.tsv and behaviors.tsv")
+        if cfg.architecture not in ARCHITECTURES:
+            raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {cfg.architecture!r}")
+        if cfg.metric not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {cfg.metric!r}")
+        if cfg.negatives < 1:
+            raise ValueError("negatives must be at least 1")
+        if isinstance(cfg.news_fields, str):
+            cfg.news_fields = [f.strip() for f in cfg.news_fields.split(",") if f.strip()]
+        return cfg
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# data
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class NewsTokens:
+    """Token ids of news texts, made once per news id and reused by training rows and evaluation."""
+
+    def __init__(self, tokenizer, fields: list[str], max_length: int):
+        self.tokenizer, self.fields, self.max_length = tokenizer, tuple(fields), max_length
+        self.ids: dict[str, list[int]] = {}
+
+    def add(self, data: MindData) -> None:
+        new = [n for n in data.news.values() if n.news_id not in self.ids]
+        if new:
+            encoded = self.tokenizer(
+                [n.text(self.fields) for n in new],
+                truncation=True,
+                max_length=self.max_length,
+                add_special_tokens=False,
+            )["input_ids"]
+            self.ids.update(zip((n.news_id for n in new), encoded, strict=True))
+
+    def batch(self, news_ids: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(U, L) token ids and attention mask of the given news, padded to the longest (at least 1)."""
+        rows = [self.ids[n] for n in news_ids]
+        width = max([1] + [len(r) for r in rows])
+        pad = self.tokenizer.pad_token_id
+        input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            input_ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+            mask[i, : len(r)] = 1
+        return input_ids, mask
+
+
+def known_history(impression: Impression, news: dict, max_history: int) -> list[str]:
+    """The user's most recent `max_history` clicks that news.tsv knows, oldest first."""
+    return [h for h in impression.history if h in news][-max_history:] if max_history > 0 else []
+
+
+class ClickRows(torch.utils.data.Dataset):
+    """One row per clicked candidate: history, the click first, then K unclicked candidates of its impression."""
+
+    def __init__(self, data: MindData, max_history: int, negatives: int, seed: int):
+        self.negatives, self.seed, self.epoch = negatives, seed, 0
+        self.rows: list[tuple[list[str], str, list[str]]] = []
+        self.clicks_without_negatives = 0
+        for impression in data.impressions:
+            if impression.labels is None:
+                continue
+            pairs = [(c, y) for c, y in zip(impression.candidates, impression.labels, strict=True) if c in data.news]
+            unclicked = [c for c, y in pairs if y == 0]
+            history = known_history(impression, data.news, max_history)
+            for clicked in (c for c, y in pairs if y == 1):
+                if unclicked:
+                    self.rows.append((history, clicked, unclicked))
+                else:
+                    self.clicks_without_negatives += 1
+        if not self.rows:
+            raise ValueError(f"{data.folder}: no click with an unclicked candidate in its impression to train on")
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        history, clicked, unclicked = self.rows[i]
+        rng = random.Random(f"{self.seed}:{self.epoch}:{i}")  # new negatives each epoch, the same after a resume
+        pool = unclicked * (self.negatives // len(unclicked) + 1) if len(unclicked) < self.negatives else unclicked
+        return {"history": history, "candidates": [clicked, *rng.sample(pool, self.negatives)]}
+
+
+class ClickCollator:
+    """Rows -> a batch that names each distinct news once (news_input_ids) and indexes it (history / candidates)."""
+
+    def __init__(self, tokens: NewsTokens):
+        self.tokens = tokens
+
+    def __call__(self, rows: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        position: dict[str, int] = {}
+        for row in rows:
+            for n in (*row["history"], *row["candidates"]):
+                position.setdefault(n, len(position))
+        news_input_ids, news_attention_mask = self.tokens.batch(list(position))
+        width = max([1] + [len(r["history"]) for r in rows])
+        history_index = torch.full((len(rows), width), -1, dtype=torch.long)
+        for i, r in enumerate(rows):
+            history_index[i, : len(r["history"])] = torch.tensor([position[n] for n in r["history"]], dtype=torch.long)
+        candidate_index = torch.tensor([[position[n] for n in r["candidates"]] for r in rows], dtype=torch.long)
+        return dict(
+            news_input_ids=news_input_ids,
+            news_attention_mask=news_attention_mask,
+            history_index=history_index,
+            candidate_index=candidate_index,
+            labels=torch.zeros(len(rows), dtype=torch.long),  # the click is each row's first candidate
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# scoring
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def encode_all_news(model, tokens: NewsTokens, news_ids: list[str], batch_size: int) -> torch.Tensor:
+    """(len(news_ids), hidden) news vectors, each news encoded once; batches of similar length."""
+    device = next(model.parameters()).device
+    order = sorted(range(len(news_ids)), key=lambda i: len(tokens.ids[news_ids[i]]))
+    vectors = torch.empty(len(news_ids), model.config.hidden_size, device=device)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        input_ids, mask = tokens.batch([news_ids[i] for i in chunk])
+        vectors[chunk] = model.encode_news(input_ids.to(device), mask.to(device)).float()
+    return vectors
+
+
+@torch.no_grad()
+def score_impressions(model, data: MindData, tokens: NewsTokens, max_history: int, batch_size: int = 256):
+    """Click scores of every candidate of every impression (None-free lists; -inf for news the split lacks)."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    referenced = sorted({n for imp in data.impressions for n in (*imp.history, *imp.candidates) if n in data.news})
+    row = {n: i for i, n in enumerate(referenced)}
+    vectors = encode_all_news(model, tokens, referenced, batch_size).to(next(model.parameters()).dtype)
+    scores: list[list[float]] = []
+    for start in range(0, len(data.impressions), batch_size):
+        chunk = data.impressions[start : start + batch_size]
+        histories = [known_history(imp, data.news, max_history) for imp in chunk]
+        history_index = torch.full((len(chunk), max([1] + [len(h) for h in histories])), -1, dtype=torch.long)
+        width = max(len(imp.candidates) for imp in chunk)
+        candidate_index = torch.full((len(chunk), width), -1, dtype=torch.long)
+        for i, (imp, history) in enumerate(zip(chunk, histories, strict=True)):
+            history_index[i, : len(history)] = torch.tensor([row[n] for n in history], dtype=torch.long)
+            candidate_index[i, : len(imp.candidates)] = torch.tensor(
+                [row.get(n, -1) for n in imp.candidates], dtype=torch.long
+            )
+        logits = model(
+            news_vectors=vectors,
+            history_index=history_index.to(device),
+            candidate_index=candidate_index.to(device),
+            return_dict=True,
+        ).logits.float()
+        known = (candidate_index >= 0).to(device)
+        logits = logits.masked_fill(~known, float("-inf")).cpu()
+        scores.extend(logits[i, : len(imp.candidates)].tolist() for i, imp in enumerate(chunk))
+    model.train(was_training)
+    return scores
+
+
+def evaluate_split(model, data: MindData, tokens: NewsTokens, max_history: int, batch_size: int = 256):
+    """(metrics, ranks): MIND's metrics over the labelled impressions, and each impression's 1-based ranks."""
+    start = time.perf_counter()
+    scores = score_impressions(model, data, tokens, max_history, batch_size)
+    ranks = [rank_scores(s) for s in scores]
+    metrics = mind_metrics([imp.labels for imp in data.impressions], ranks)
+    metrics["unscorable_candidates"] = sum(c not in data.news for imp in data.impressions for c in imp.candidates)
+    metrics["seconds"] = round(time.perf_counter() - start, 2)
+    return metrics, ranks
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# training
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def load_splits(cfg: NewsConfig) -> dict[str, MindData]:
+    splits = {"train": load_mind(cfg.train, strict=cfg.strict)}
+    if cfg.validation:
+        splits["validation"] = load_mind(cfg.validation, strict=cfg.strict)
+    else:  # a seeded hold-out of the training impressions, reading the same news
+        train = splits["train"]
+        held, rest = hold_out(train.impressions, cfg.validation_fraction, cfg.seed)
+        splits["validation"] = MindData(train.news, held, train.report, f"{train.folder} (held out)")
+        splits["train"] = MindData(train.news, rest, train.report, train.folder)
+    if cfg.test:
+        splits["test"] = load_mind(cfg.test, strict=cfg.strict)
+    if cfg.max_train_impressions:
+        splits["train"].impressions = splits["train"].impressions[: cfg.max_train_impressions]
+    if cfg.max_eval_impressions:
+        for name in ("validation", "test"):
+            if name in splits:
+                splits[name].impressions = splits[name].impressions[: cfg.max_eval_impressions]
+    return splits
+
+
+def build_trainer(cfg: NewsConfig, model, tokenizer, tokens: NewsTokens, rows: ClickRows, validation: MindData):
+    from transformers import Trainer, TrainerCallback
+
+    class NextEpochNegatives(TrainerCallback):
+        def on_epoch_begin(self, args, state, control, **kwargs):
+            rows.epoch = int(state.epoch or 0)
+
+    class RankingTrainer(Trainer):
+        """Evaluation = MIND's metrics over the validation impressions (not a loss over sampled rows)."""
+
+        def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:
+            metrics, _ = evaluate_split(self.model, validation, tokens, cfg.max_history, cfg.eval_batch_size)
+            logged = {f"{metric_key_prefix}_{k}": float(metrics[k]) for k in METRICS}
+            self.log(logged)
+            self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, logged)
+            return logged
+
+    args = training_arguments(
+        cfg,
+        eval_strategy="epoch",
+        save_strategy="epoch",
+        metric_for_best_model=cfg.metric,
+        greater_is_better=True,
+        remove_unused_columns=False,  # rows hold news ids for the collator, not the model's inputs
+    )
+    return RankingTrainer(
+        model=model,
+        args=args,
+        train_dataset=rows,
+        eval_dataset=validation.impressions,  # read by RankingTrainer.evaluate, not by the Trainer's loop
+        data_collator=ClickCollator(tokens),
+        processing_class=tokenizer,
+        callbacks=[NextEpochNegatives()],
+    )
+
+
+def train(cfg: NewsConfig) -> dict[str, Any]:
+    """Train, keep the best checkpoint by validation `cfg.metric`, evaluate, write predictions, save."""
+    from transformers import set_seed
+
+    from fastformer.models.fastformer import FastformerConfig, FastformerForNewsRecommendation
+
+    output_dir = Path(cfg.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    set_seed(cfg.seed)
+    splits = load_splits(cfg)
+    train_news = splits["train"].news
+    tokenizer = run_tokenizer(cfg, (n.text(cfg.news_fields) for n in train_news.values()), output_dir)
+    tokens = NewsTokens(tokenizer, cfg.news_fields, cfg.max_length)
+    for data in splits.values():
+        tokens.add(data)
+    rows = ClickRows(splits["train"], cfg.max_history, cfg.negatives, cfg.seed)
+
+    model_fields = dict(
+        vocab_size=len(tokenizer),
+        num_hidden_layers=1,  # the paper's MIND recommender: one layer in each encoder
+        max_position_embeddings=max(cfg.max_length, 8),
+        max_history=cfg.max_history,
+        pad_token_id=tokenizer.pad_token_id,
+        attention_type=cfg.architecture,
+        news_fields=list(cfg.news_fields),  # kept in config.json, so evaluate / predict read the same text
+    )
+    config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
+    model = FastformerForNewsRecommendation(config)
+    if is_main_process():
+        (output_dir / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2))
+
+    trainer = build_trainer(cfg, model, tokenizer, tokens, rows, splits["validation"])
+    resume_from = last_complete_checkpoint(output_dir / CHECKPOINTS) if cfg.resume else None
+    start = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+    seconds = time.perf_counter() - start
+    runtime = result.metrics.get("train_runtime")
+    metrics: dict[str, Any] = dict(
+        architecture=cfg.architecture,
+        data={name: dict(folder=d.folder, **d.report.as_dict()) for name, d in splits.items()},
+        train=dict(
+            impressions=len(splits["train"].impressions),
+            rows=len(rows),
+            clicks_without_negatives=rows.clicks_without_negatives,
+            epochs=cfg.epochs,
+            seconds=round(seconds, 2),
+            train_runtime=runtime,
+            rows_per_s=round(len(rows) * cfg.epochs / runtime, 1) if runtime else None,
+            final_loss=result.training_loss,
+            resumed_from=str(resume_from) if resume_from else None,
+            best_checkpoint=trainer.state.best_model_checkpoint,
+        ),
+        parameters=sum(p.numel() for p in model.parameters()),
+    )
+    if not is_main_process():
+        return metrics
+    model = trainer.model
+    for name in ("validation", "test"):
+        if name in splits:
+            metrics[name], ranks = evaluate_split(model, splits[name], tokens, cfg.max_history, cfg.eval_batch_size)
+            write_rankings(
+                output_dir / f"prediction_{name}.txt", [i.impression_id for i in splits[name].impressions], ranks
+            )
+    save_atomically(model, tokenizer, output_dir)
+    (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    (output_dir / "log_history.json").write_text(json.dumps(trainer.state.log_history, indent=1))
+    plot_training(
+        trainer.state.log_history,
+        output_dir / "training.png",
+        {"validation AUC": "eval_auc", "validation nDCG@10": "eval_ndcg@10"},
+    )
+    return metrics
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# trained folders
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def load_model(model_dir: str | Path):
+    """(model, tokenizer) of a folder written by `fastformer train news`."""
+    from transformers import AutoTokenizer
+
+    from fastformer.models.fastformer import FastformerForNewsRecommendation
+
+    model = FastformerForNewsRecommendation.from_pretrained(str(model_dir)).eval()
+    return model, AutoTokenizer.from_pretrained(str(model_dir))
+
+
+def rank_split(model_dir: str | Path, data_path: str | Path, output: str | Path | None = None, strict: bool = False):
+    """Rank every impression of a MIND split with a trained folder; write the leaderboard's prediction file to
+    `output` when given. Returns (metrics over the labelled impressions, the data's MindReport)."""
+    model, tokenizer = load_model(model_dir)
+    data = load_mind(data_path, strict=strict)
+    fields = getattr(model.config, "news_fields", None) or ["title"]
+    tokens = NewsTokens(tokenizer, fields, model.config.max_position_embeddings)
+    tokens.add(data)
+    metrics, ranks = evaluate_split(model, data, tokens, model.config.max_history)
+    if output:
+        write_rankings(output, [i.impression_id for i in data.impressions], ranks)
+    return metrics, data.report

@@ -1,0 +1,154 @@
+"""News recommendation end to end on real MIND clicks (MINDRec converted to MIND's format): train, metrics, the
+leaderboard file, evaluate / predict from the saved folder, resume; training rows and cached news encoding."""
+
+import json
+
+import pytest
+import torch
+
+from fastformer.cli.main import main
+from fastformer.data.mind import Impression, MindData, MindReport, News, load_mind
+from fastformer.metrics.ranking import mind_metrics, read_rankings
+from fastformer.tasks.news_recommendation import ClickRows, NewsTokens, load_model, score_impressions
+from tests.helpers import SHARED
+
+MIND = SHARED / "data" / "mind"
+TINY = ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=32",
+        "--vocab-size", "2000", "--batch-size", "16", "--no-progress", "--logging-steps", "5"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def mind(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mind")
+    for split in ("valid", "test"):
+        assert main(["convert-mindrec", str(MIND / f"mindrec20_{split}.json.gz"), str(root / split)]) == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def trained(mind, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "news"
+    args = ["train", "news", "--train", str(mind / "valid"), "--test", str(mind / "test"), "--epochs", "1",
+            "--max-train-impressions", "200", "--max-eval-impressions", "150",
+            "--output-dir", str(out), *TINY]  # fmt: skip
+    assert main(args) == 0
+    return out
+
+
+def test_training_writes_a_folder_whose_files_agree(trained, mind, capsys):
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "metrics.json", "run_config.json",
+                 "prediction_validation.txt", "prediction_test.txt", "training.png", "log_history.json"):  # fmt: skip
+        assert (trained / name).is_file(), name
+    metrics = json.loads((trained / "metrics.json").read_text())
+    test = metrics["test"]
+    assert 0 < test["impressions"] <= 150 and test["impressions"] + test["single_class"] == 150
+    assert all(0 <= test[k] <= 1 for k in ("auc", "mrr", "ndcg@5", "ndcg@10"))
+    assert metrics["train"]["rows"] > 0 and metrics["train"]["clicks_without_negatives"] > 0
+    assert metrics["data"]["test"]["candidate_unknown"] == 0
+    # the leaderboard file, scored as the official script scores it, gives the same numbers
+    data = load_mind(mind / "test")
+    ranks = read_rankings(trained / "prediction_test.txt")
+    impressions = data.impressions[:150]
+    assert list(ranks) == [imp.impression_id for imp in impressions]
+    for imp in impressions:
+        assert sorted(ranks[imp.impression_id]) == list(range(1, len(imp.candidates) + 1))
+    again = mind_metrics([imp.labels for imp in impressions], [ranks[imp.impression_id] for imp in impressions])
+    for key in ("auc", "mrr", "ndcg@5", "ndcg@10", "impressions"):
+        assert again[key] == pytest.approx(test[key])
+    # validation picked the checkpoint: its metrics are in the log
+    log = json.loads((trained / "log_history.json").read_text())
+    assert any("eval_auc" in entry for entry in log)
+
+
+def test_evaluate_and_predict_from_the_saved_folder(trained, mind, tmp_path, capsys):
+    out = tmp_path / "metrics.json"
+    assert main(["evaluate", str(trained), "--data", str(mind / "test"), "--output", str(out)]) == 0
+    full = json.loads(out.read_text())
+    assert full["impressions"] == 476 and full["single_class"] == 104  # every scorable impression of the test file
+    assert (tmp_path / "prediction_test.txt").is_file()
+    # the real MIND sample: most candidates unknown to its news.tsv; they are ranked last and reported
+    prediction = tmp_path / "prediction.txt"
+    assert main(["predict", str(trained), "--data", str(MIND), "--output", str(prediction)]) == 0
+    printed = capsys.readouterr().out
+    assert "5000 impressions ranked" in printed and "candidates name news not in news.tsv" in printed
+    ranks = read_rankings(prediction)
+    data = load_mind(MIND)
+    assert len(ranks) == len(data.impressions) == 5000
+    for imp in data.impressions[:200]:
+        r = ranks[imp.impression_id]
+        unknown = [i for i, c in enumerate(imp.candidates) if c not in data.news]
+        known = len(imp.candidates) - len(unknown)
+        assert [r[i] for i in unknown] == list(range(known + 1, len(imp.candidates) + 1))  # last, in order
+
+
+def test_resume_continues_from_the_last_checkpoint(mind, tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["train", "news", "--train", str(mind / "valid"), "--max-train-impressions", "60",
+            "--max-eval-impressions", "30", "--output-dir", str(out), *TINY]  # fmt: skip
+    assert main([*args, "--epochs", "1"]) == 0
+    assert main([*args, "--epochs", "2", "--resume"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert "checkpoint-" in metrics["train"]["resumed_from"]
+    last = max((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    assert json.loads((last / "trainer_state.json").read_text())["epoch"] == 2
+
+
+def test_news_flags_belong_to_the_news_task(capsys):
+    with pytest.raises(SystemExit, match="--negatives does not apply"):
+        main(["train", "--negatives", "3"])
+    with pytest.raises(SystemExit, match="needs --train"):
+        main(["train", "news"])
+
+
+def _data(impressions):
+    news = {n: News(n, "c", "c", f"title {n}", "", "") for n in ("A", "B", "C", "D", "E")}
+    return MindData(news, impressions, MindReport(), "memory")
+
+
+def test_click_rows_draw_negatives_from_their_impression():
+    data = _data([
+        Impression("1", "u", "", ("A", "Z"), ("B", "C", "D", "Z"), (1, 0, 1, 0), "x:1"),  # Z: unknown news
+        Impression("2", "u", "", (), ("E", "A"), (1, 1), "x:2"),  # no unclicked candidate
+        Impression("3", "u", "", ("B",), ("E",), None, "x:3"),  # unlabelled
+    ])  # fmt: skip
+    rows = ClickRows(data, max_history=50, negatives=4, seed=0)
+    assert len(rows) == 2 and rows.clicks_without_negatives == 2
+    first = rows[0]
+    assert first["history"] == ["A"] and first["candidates"][0] == "B"
+    assert first["candidates"][1:] == ["C"] * 4  # one unclicked candidate, repeated to K (unknown Z never drawn)
+    assert rows[1]["candidates"][0] == "D"
+    assert ClickRows(data, max_history=0, negatives=1, seed=0)[0]["history"] == []
+
+
+def test_negatives_change_by_epoch_and_repeat_by_seed():
+    many = tuple("BCDE")
+    data = _data([Impression("1", "u", "", ("A",), ("A", *many), (1, 0, 0, 0, 0), "x:1")])
+    rows = ClickRows(data, max_history=50, negatives=2, seed=0)
+    drawn = set()
+    for epoch in range(8):
+        rows.epoch = epoch
+        drawn.add(tuple(rows[0]["candidates"][1:]))
+    assert len(drawn) > 1  # new negatives each epoch
+    rows.epoch = 3
+    again = ClickRows(data, max_history=50, negatives=2, seed=0)
+    again.epoch = 3
+    assert rows[0] == again[0]  # the same after a restart: resumable
+
+
+def test_evaluation_encodes_each_news_once(trained, mind):
+    model, tokenizer = load_model(trained)
+    data = load_mind(mind / "test")
+    tokens = NewsTokens(tokenizer, ["title"], 48)
+    tokens.add(data)
+    encoded = []
+    original = model.encode_news
+
+    def counting(input_ids, attention_mask=None):
+        encoded.append(len(input_ids))
+        return original(input_ids, attention_mask)
+
+    model.encode_news = counting
+    scores = score_impressions(model, data, tokens, max_history=50, batch_size=64)
+    referenced = {n for imp in data.impressions for n in (*imp.history, *imp.candidates)}
+    assert sum(encoded) == len(referenced)  # not once per impression
+    assert len(scores) == len(data.impressions) and all(torch.isfinite(torch.tensor(s)).all() for s in scores)
