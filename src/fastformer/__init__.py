@@ -40,6 +40,7 @@ else:
     from fastformer.models.fastformer import (  # noqa: F401  (import registers the Auto classes)
         FastformerConfig,
         FastformerForCausalLM,
+        FastformerForConditionalGeneration,
         FastformerForNewsRecommendation,
         FastformerForSequenceClassification,
         FastformerModel,
@@ -48,6 +49,7 @@ else:
     __all__ += [
         "FastformerConfig",
         "FastformerForCausalLM",
+        "FastformerForConditionalGeneration",
         "FastformerForNewsRecommendation",
         "FastformerForSequenceClassification",
         "FastformerModel",

@@ -1,6 +1,7 @@
 """Predict with a trained folder: a classifier labels texts given here or one per line of a file; a news recommender
 ranks the candidates of every impression of a MIND folder (`--data`) into the leaderboard's prediction file
-(`impression_id [rank1,rank2,...]`, 1-based ranks in candidate order)."""
+(`impression_id [rank1,rank2,...]`, 1-based ranks in candidate order); a summarizer summarizes documents given here
+or one per line of a file."""
 
 from __future__ import annotations
 
@@ -19,10 +20,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fastformer.cli.inputs import is_news_model, texts_from, write_lines
+    from fastformer.cli.inputs import model_kind, texts_from, write_lines
     from fastformer.tasks.classification import predict_texts
 
-    if is_news_model(args.model_dir):
+    kind = model_kind(args.model_dir)
+    if kind == "summarize":
+        from fastformer.tasks.summarization import generation_settings, load_model, summarize
+
+        documents = texts_from(args.texts, args.file, "predict", what="documents")
+        model, tokenizer = load_model(args.model_dir)
+        summaries = summarize(model, tokenizer, documents, generation_settings(args.model_dir))
+        write_lines(
+            [json.dumps(dict(document=d[:80], summary=s)) for d, s in zip(documents, summaries, strict=True)],
+            args.output,
+        )
+        return 0
+    if kind == "news":
         from pathlib import Path
 
         from fastformer.data import DataError

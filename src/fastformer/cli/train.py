@@ -1,7 +1,9 @@
 """Train a Fastformer model: `fastformer train [classification]` (default; with no data arguments, the built-in
 generated long-document task, no download), `fastformer train lm --train FILE` (a causal language model; add
 `--architecture gpt2` for the softmax baseline of the same size) or `fastformer train news --train MIND_DIR` (the
-hierarchical news recommender on MIND; `--architecture softmax` for the NRMS-style baseline).
+hierarchical news recommender on MIND; `--architecture softmax` for the NRMS-style baseline) or `fastformer train
+summarize --train FILE` (an encoder-decoder summarizer; `--architecture softmax` for the Transformer-encoder
+baseline, `lead3` for the Lead-3 baseline).
 
 Settings come from the defaults, then a config file (--config, YAML or JSON), then the flags given here; the
 resolved settings are saved as run_config.json in the output folder, which becomes a `save_pretrained` folder
@@ -14,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 
-HELP = "train a model (task: classification, lm or news)"
+HELP = "train a model (task: classification, lm, news or summarize)"
 
 # flag -> (type, help); each is a ClassificationConfig field of the same name (dashes for underscores)
 FLAGS = {
@@ -40,7 +42,7 @@ FLAGS = {
         str,
         "classification: fastformer, softmax (same model, softmax attention) or tfidf (TF-IDF + "
         "logistic regression); lm: fastformer or gpt2 (softmax baseline of the same size); news: fastformer or "
-        "softmax (NRMS-style)",
+        "softmax (NRMS-style); summarize: fastformer, softmax or lead3",
     ),
     "epochs": (float, "training epochs"),
     "batch-size": (int, "global batch size"),
@@ -74,8 +76,18 @@ NEWS_FLAGS = {
     "max-train-impressions": (int, "news: use only the first N training impressions"),
     "max-eval-impressions": (int, "news: use only the first N validation / test impressions"),
 }
-ALL_FLAGS = {**FLAGS, **LM_FLAGS, **NEWS_FLAGS}
-TASKS = ("classification", "lm", "news")
+# summarization only (fastformer train summarize)
+SUMMARIZE_FLAGS = {
+    "source-field": (str, "summarize: document column / key (default: article, or article_text for Cohan's PubMed)"),
+    "target-field": (str, "summarize: summary column / key (default: highlights, or abstract_text)"),
+    "max-source-length": (int, "summarize: document tokens kept (the encoder's positions)"),
+    "max-target-length": (int, "summarize: summary tokens kept, and the longest summary generated"),
+    "num-beams": (int, "summarize: beam size (1 = greedy)"),
+    "length-penalty": (float, "summarize: beam-search length penalty"),
+    "no-repeat-ngram-size": (int, "summarize: never repeat an n-gram of this size (0 = off)"),
+}
+ALL_FLAGS = {**FLAGS, **LM_FLAGS, **NEWS_FLAGS, **SUMMARIZE_FLAGS}
+TASKS = ("classification", "lm", "news", "summarize")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -101,6 +113,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue from the last complete checkpoint")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--strict", action="store_true", help="news: stop at the first malformed MIND line")
+    parser.add_argument(
+        "--split",
+        type=int,
+        nargs=3,
+        metavar=("TRAIN", "VALIDATION", "TEST"),
+        help="summarize: take train / validation / test of these sizes, in file order, from the one --train file",
+    )
 
 
 def _parse_value(text: str):
@@ -115,8 +134,14 @@ def resolve_config(args: argparse.Namespace):
     from fastformer.tasks.common import load_config_file
     from fastformer.tasks.language_modeling import LanguageModelingConfig
     from fastformer.tasks.news_recommendation import NewsConfig
+    from fastformer.tasks.summarization import SummarizationConfig
 
-    task_config = {"classification": ClassificationConfig, "lm": LanguageModelingConfig, "news": NewsConfig}[args.task]
+    task_config = {
+        "classification": ClassificationConfig,
+        "lm": LanguageModelingConfig,
+        "news": NewsConfig,
+        "summarize": SummarizationConfig,
+    }[args.task]
     accepted = {f.replace("_", "-") for f in task_config.__dataclass_fields__}
     for flag in ALL_FLAGS:
         if getattr(args, flag.replace("-", "_")) is not None and flag not in accepted:
@@ -147,7 +172,11 @@ def resolve_config(args: argparse.Namespace):
         if args.task != "news":
             raise SystemExit(f"fastformer train {args.task}: --strict does not apply to this task")
         values["strict"] = True
-    if args.task in ("lm", "news"):
+    if args.split:
+        if args.task != "summarize":
+            raise SystemExit(f"fastformer train {args.task}: --split does not apply to this task")
+        values["split"] = list(args.split)
+    if args.task in ("lm", "news", "summarize"):
         return task_config.from_dict(values)
     if values.get("train") is None:  # the built-in task: small enough for a minute on two cores
         defaults = dict(
@@ -164,9 +193,14 @@ def resolve_config(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from fastformer.data import DataError
-    from fastformer.tasks import classification, language_modeling, news_recommendation
+    from fastformer.tasks import classification, language_modeling, news_recommendation, summarization
 
-    task = {"classification": classification, "lm": language_modeling, "news": news_recommendation}[args.task]
+    task = {
+        "classification": classification,
+        "lm": language_modeling,
+        "news": news_recommendation,
+        "summarize": summarization,
+    }[args.task]
     try:
         cfg = resolve_config(args)
         metrics = task.train(cfg)
@@ -175,6 +209,12 @@ def run(args: argparse.Namespace) -> int:
     if args.task == "lm":
         summary = dict(output_dir=cfg.output_dir, validation=metrics.get("validation"), train=metrics["train"])
         print(json.dumps(summary, indent=2))
+        return 0
+    if args.task == "summarize":
+        summary = {
+            n: {k: v["f1"] for k, v in metrics[n]["rouge"].items()} for n in ("validation", "test") if n in metrics
+        }
+        print(json.dumps(dict(output_dir=cfg.output_dir, **summary, train=metrics.get("train")), indent=2))
         return 0
     if args.task == "news":
         keys = ("auc", "mrr", "ndcg@5", "ndcg@10", "impressions")

@@ -1,6 +1,12 @@
 """The `fastformer` model type for Hugging Face transformers; importing this registers the Auto classes."""
 
-from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForSequenceClassification
+from transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoModelForCausalLM,
+    AutoModelForSeq2SeqLM,
+    AutoModelForSequenceClassification,
+)
 
 from fastformer.models.fastformer.cache import FastformerCache
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
@@ -11,16 +17,19 @@ from fastformer.models.fastformer.modeling_fastformer import (
     FastformerPreTrainedModel,
 )
 from fastformer.models.fastformer.modeling_news import FastformerForNewsRecommendation, NewsRecommendationOutput
+from fastformer.models.fastformer.modeling_seq2seq import FastformerForConditionalGeneration
 
 AutoConfig.register("fastformer", FastformerConfig, exist_ok=True)
 AutoModel.register(FastformerConfig, FastformerModel, exist_ok=True)
 AutoModelForSequenceClassification.register(FastformerConfig, FastformerForSequenceClassification, exist_ok=True)
 AutoModelForCausalLM.register(FastformerConfig, FastformerForCausalLM, exist_ok=True)
+AutoModelForSeq2SeqLM.register(FastformerConfig, FastformerForConditionalGeneration, exist_ok=True)
 
 __all__ = [
     "FastformerCache",
     "FastformerConfig",
     "FastformerForCausalLM",
+    "FastformerForConditionalGeneration",
     "FastformerForNewsRecommendation",
     "FastformerForSequenceClassification",
     "FastformerModel",

@@ -28,6 +28,10 @@ class FastformerConfig(PreTrainedConfig):
         the user encoder reads, the most recent ones), user_position_embedding_type ("absolute": learned positions
         over the history, oldest first | "none").
 
+    Sequence to sequence (FastformerForConditionalGeneration; the sizes above are the encoder's): decoder_layers,
+        decoder_attention_heads (None: num_attention_heads), decoder_ffn_dim (None: intermediate_size),
+        max_target_positions; with bos_token_id / eos_token_id / decoder_start_token_id.
+
     Task heads share this config: a head that needs more (news encoder sizes, a decoder, causal masking) adds
     fields with defaults here, so that every checkpoint stays model_type "fastformer".
 
@@ -65,6 +69,10 @@ class FastformerConfig(PreTrainedConfig):
         user_num_hidden_layers: int = 1,
         max_history: int = 50,
         user_position_embedding_type: str = "absolute",
+        decoder_layers: int = 4,
+        decoder_attention_heads: int | None = None,
+        decoder_ffn_dim: int | None = None,
+        max_target_positions: int = 512,
         pad_token_id: int | None = 0,
         tie_word_embeddings: bool = True,
         **kwargs,
@@ -95,6 +103,10 @@ class FastformerConfig(PreTrainedConfig):
         self.user_num_hidden_layers = user_num_hidden_layers
         self.max_history = max_history
         self.user_position_embedding_type = user_position_embedding_type
+        self.decoder_layers = decoder_layers
+        self.decoder_attention_heads = decoder_attention_heads
+        self.decoder_ffn_dim = decoder_ffn_dim
+        self.max_target_positions = max_target_positions
         self.tie_word_embeddings = tie_word_embeddings  # the causal LM's output layer is its input embeddings
         super().__init__(pad_token_id=pad_token_id, **kwargs)
 

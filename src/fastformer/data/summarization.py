@@ -1,0 +1,178 @@
+"""Readers of document / summary pairs: CNN/DailyMail (CSV or JSON Lines with article / highlights), PubMed in
+Cohan et al.'s format (JSON Lines: article_text and abstract_text sentence lists, `<S> ... </S>` tags removed), and
+plain JSON Lines or CSV with chosen source and target fields (SumPubMed: text / abstract).
+
+Sentences are kept where the format gives them: a Pair's `source_sentences` feed the Lead-3 baseline, and its target
+holds one sentence per line, as ROUGE-Lsum wants. A bad row (a missing field, a field of the wrong type, a malformed
+CSV row) raises a DataError naming file, line and field. Rows whose document or summary is empty (the official
+PubMed set has some) are skipped and counted (`Pairs.skipped_empty`, with their places), never turned into pairs.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastformer.data.text_classification import DataError, _chain, _json_records, _open_text
+
+FORMATS = ("csv", "jsonl", "cohan")
+DEFAULT_FIELDS = {
+    "csv": ("article", "highlights"),
+    "jsonl": ("article", "highlights"),
+    "cohan": ("article_text", "abstract_text"),
+}
+_SENTENCE_TAGS = re.compile(r"</?S>")
+# a sentence ends at . ! or ? (optionally closed by quotes / brackets) followed by white space and an upper-case
+# letter, a digit or a quote (in a lower-cased text, any letter); good enough for news and paper prose, and only
+# used where the format has no sentences
+_SENTENCE_END = re.compile(r"(?<=[.!?])['\")\]]*\s+(?=[\"'A-Z0-9(])")
+_SENTENCE_END_LOWERCASED = re.compile(r"(?<=[.!?])['\")\]]*\s+(?=[\"'a-z0-9(])")
+_HEADING = re.compile(r"^[A-Z][A-Z &/,-]{0,60}$")  # a section heading line such as "BACKGROUND" (SumPubMed)
+
+
+class Pairs(list):
+    """The pairs of a file, and the rows skipped because their document or summary is empty."""
+
+    skipped_empty: list[str]
+
+
+@dataclass(frozen=True)
+class Pair:
+    source: str
+    target: str  # one sentence per line
+    source_sentences: tuple[str, ...]
+    origin: str  # "path:line"
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a text: each line split at sentence ends; lines that are only a section heading are dropped."""
+    sentences = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or _HEADING.match(line):
+            continue
+        rule = _SENTENCE_END_LOWERCASED if line == line.lower() else _SENTENCE_END
+        sentences.extend(s.strip() for s in rule.split(line) if s.strip())
+    return sentences
+
+
+def _strip_tags(sentence: str) -> str:
+    return " ".join(_SENTENCE_TAGS.sub(" ", sentence).split())
+
+
+def detect_format(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    last = suffixes[-1] if suffixes else ""
+    if last == ".csv":
+        return "csv"
+    if last in (".jsonl", ".json", ".ndjson"):
+        with _open_text(path) as f:
+            first = next((line for line in f if line.strip()), "")
+        try:
+            record = json.loads(first) if first else {}
+        except json.JSONDecodeError:
+            record = {}
+        return (
+            "cohan" if isinstance(record, dict) and "article_text" in record and "abstract_text" in record else "jsonl"
+        )
+    raise DataError(path, None, None, f"cannot tell the format from the name; pass format= one of {', '.join(FORMATS)}")
+
+
+def _text_field(value, path: Path, line: int, field: str, record_keys) -> str:
+    if value is None:
+        raise DataError(path, line, field, f"missing; the record has {sorted(record_keys)}")
+    if isinstance(value, list):
+        if not all(isinstance(v, str) for v in value):
+            raise DataError(path, line, field, "expected a string or a list of strings")
+        return "\n".join(_strip_tags(v) for v in value if _strip_tags(v))
+    if not isinstance(value, str):
+        raise DataError(path, line, field, f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _pair(source: str, target: str, path: Path, line: int, fields: tuple[str, str], sentence_lists: bool) -> Pair | str:
+    """A Pair, or the reason the row is skipped ("path:line: field 'x': empty")."""
+    for text, field in ((source, fields[0]), (target, fields[1])):
+        if not text.strip():
+            return f"{path}:{line}: field {field!r}: empty"
+    source_sentences = [s for s in source.split("\n") if s.strip()] if sentence_lists else split_sentences(source)
+    target_lines = target.split("\n") if sentence_lists else split_sentences(target)
+    return Pair(
+        source=" ".join(" ".join(source_sentences).split()),
+        target="\n".join(" ".join(t.split()) for t in target_lines if t.strip()),
+        source_sentences=tuple(" ".join(s.split()) for s in source_sentences),
+        origin=f"{path}:{line}",
+    )
+
+
+def _read_csv(path: Path, fields: tuple[str, str]) -> Iterator[Pair | str]:
+    with _open_text(path) as f:
+        reader = csv.reader(f)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise DataError(path, None, None, "the file is empty") from None
+        for field in fields:
+            if field not in header:
+                raise DataError(path, 1, field, f"no such column; the header has {header}")
+        source_i, target_i = header.index(fields[0]), header.index(fields[1])
+        line = 1
+        try:
+            for number, row in _chain((), reader, start=2):
+                line = number
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue
+                if len(row) != len(header):
+                    raise DataError(path, number, None, f"expected {len(header)} fields, found {len(row)}")
+                yield _pair(row[source_i], row[target_i], path, number, fields, sentence_lists=False)
+        except csv.Error as error:
+            raise DataError(path, line + 1, None, f"malformed row: {error}") from None
+
+
+def _read_json_lines(path: Path, fields: tuple[str, str], where, sentence_lists: bool) -> Iterator[Pair | str]:
+    for number, record in _json_records(path, where):
+        source, target = (_text_field(record.get(f), path, number, f, record) for f in fields)
+        lists = sentence_lists or isinstance(record.get(fields[0]), list)
+        yield _pair(source, target, path, number, fields, sentence_lists=lists)
+
+
+def read_pairs(
+    path: str | Path,
+    source_field: str | None = None,
+    target_field: str | None = None,
+    format: str | None = None,
+    where: dict[str, str] | None = None,
+) -> Pairs:
+    """Every pair of a file, in order (rows with an empty document or summary skipped and listed).
+
+    Formats: csv (header row; default columns article / highlights), jsonl (default keys article / highlights; a key
+    may hold a list of sentences), cohan (article_text / abstract_text lists, `<S>` tags removed). `where` filters
+    JSON Lines records by key = value."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    format = format or detect_format(path)
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
+    default_source, default_target = DEFAULT_FIELDS[format]
+    fields = (source_field or default_source, target_field or default_target)
+    if format == "csv":
+        rows = _read_csv(path, fields)
+    else:
+        rows = _read_json_lines(path, fields, where, sentence_lists=format == "cohan")
+    pairs = Pairs()
+    pairs.skipped_empty = []
+    for row in rows:
+        (pairs.skipped_empty if isinstance(row, str) else pairs).append(row)
+    if not pairs:
+        raise DataError(path, None, None, "no pairs read" + (f" (filters {where})" if where else ""))
+    return pairs
+
+
+def lead(pair: Pair, n: int = 3) -> str:
+    """The Lead-n baseline: the document's first n sentences, one per line."""
+    return "\n".join(pair.source_sentences[:n])

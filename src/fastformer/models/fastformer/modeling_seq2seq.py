@@ -1,0 +1,150 @@
+"""FastformerForConditionalGeneration: a Fastformer encoder with a Transformer decoder, for summarization (Table 6)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers import BartConfig, GenerationMixin
+from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
+from transformers.models.bart.modeling_bart import BartDecoder, shift_tokens_right
+
+from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
+from fastformer.models.fastformer.modeling_fastformer import FastformerModel, FastformerPreTrainedModel
+
+
+def decoder_config(config: FastformerConfig) -> BartConfig:
+    """The BartConfig of the decoder that a FastformerConfig describes (sizes, dropout, special tokens)."""
+    bart = BartConfig(
+        vocab_size=config.vocab_size,
+        d_model=config.hidden_size,
+        decoder_layers=config.decoder_layers,
+        decoder_attention_heads=config.decoder_attention_heads or config.num_attention_heads,
+        decoder_ffn_dim=config.decoder_ffn_dim or config.intermediate_size,
+        max_position_embeddings=config.max_target_positions,
+        dropout=config.hidden_dropout_prob,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        activation_function=config.hidden_act,
+        init_std=config.initializer_range,
+        scale_embedding=False,
+        decoder_layerdrop=0.0,
+        pad_token_id=config.pad_token_id,
+        bos_token_id=getattr(config, "bos_token_id", None),
+        eos_token_id=getattr(config, "eos_token_id", None),
+        decoder_start_token_id=getattr(config, "decoder_start_token_id", None),
+        is_encoder_decoder=True,
+    )
+    bart._attn_implementation = "sdpa"
+    return bart
+
+
+class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMixin):
+    """Source tokens -> Fastformer encoder (config.attention_type "softmax" for the Transformer baseline) -> a
+    standard causal Transformer decoder with cross-attention and a key/value cache (transformers' BartDecoder:
+    post-LN, learned positions, SDPA) -> output layer tied to the one word embedding table that encoder and decoder
+    share.
+
+    The paper gives the encoder (hidden 256, 16 heads, 4 layers for CNN/DailyMail, 2 for PubMed) and a 4-layer
+    decoder, but not the decoder's kind; this is the standard choice. `generate()` gives greedy and beam search,
+    length penalty, no-repeat n-grams and length limits with the encoder run once.
+    Loss when `labels` (B, T) are given: token cross-entropy, -100 ignored; decoder inputs default to the labels
+    shifted right after `decoder_start_token_id`.
+    """
+
+    _tied_weights_keys = {
+        "lm_head.weight": "fastformer.word_embeddings.weight",
+        "decoder.embed_tokens.weight": "fastformer.word_embeddings.weight",
+    }
+    # saved once, as the word embeddings; the Trainer's best-model reload then re-ties instead of warning
+    _keys_to_ignore_on_save = ["decoder.embed_tokens.weight", "lm_head.weight"]
+
+    def __init__(self, config: FastformerConfig):
+        config.is_encoder_decoder = True
+        if getattr(config, "decoder_start_token_id", None) is None:
+            config.decoder_start_token_id = getattr(config, "bos_token_id", None)
+        super().__init__(config)
+        self.fastformer = FastformerModel(config, add_pooling_layer=False)
+        self.decoder = BartDecoder(decoder_config(config))
+        self.decoder.embed_tokens = self.fastformer.word_embeddings  # one table for source, target and output
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.post_init()
+
+    def get_encoder(self, modality: str | None = None) -> FastformerModel:
+        return self.fastformer
+
+    def get_decoder(self) -> BartDecoder:
+        return self.decoder
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.fastformer.word_embeddings
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.fastformer.word_embeddings = value
+        self.decoder.embed_tokens = value
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.lm_head
+
+    def set_output_embeddings(self, value: nn.Linear) -> None:
+        self.lm_head = value
+
+    def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
+        return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.Tensor | None = None,
+        decoder_attention_mask: torch.Tensor | None = None,
+        encoder_outputs: BaseModelOutput | tuple | None = None,
+        cache=None,
+        labels: torch.Tensor | None = None,
+        use_cache: bool | None = None,
+        return_dict: bool | None = None,
+        logits_to_keep: int = 0,
+        **kwargs,
+    ) -> Seq2SeqLMOutput | tuple:
+        """input_ids / attention_mask (B, N): the source; decoder_input_ids (B, T); labels (B, T), -100 ignored.
+
+        encoder_outputs: the encoder's output when already computed (generate() runs the encoder once); cache: the
+        decoder's key/value cache (an EncoderDecoderCache, made by generate() or when use_cache is set)."""
+        return_dict = return_dict if return_dict is not None else self.config.return_dict
+        if encoder_outputs is None:
+            encoder_outputs = self.fastformer(input_ids, attention_mask, return_dict=True)
+        elif isinstance(encoder_outputs, tuple):
+            encoder_outputs = BaseModelOutput(last_hidden_state=encoder_outputs[0])
+        if labels is not None:
+            use_cache = False
+            if decoder_input_ids is None:
+                decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
+        source_mask = attention_mask
+        if source_mask is None and input_ids is not None and self.config.pad_token_id is not None:
+            source_mask = (input_ids != self.config.pad_token_id).long()
+        decoded = self.decoder(
+            input_ids=decoder_input_ids,
+            attention_mask=decoder_attention_mask,
+            encoder_hidden_states=encoder_outputs.last_hidden_state,
+            encoder_attention_mask=source_mask,
+            cache=cache,
+            use_cache=use_cache,
+        )
+        hidden = decoded.last_hidden_state
+        if logits_to_keep:
+            hidden = hidden[:, -logits_to_keep:]
+        logits = self.lm_head(hidden)  # (B, T, vocab)
+        loss = None
+        if labels is not None:
+            wide = logits.to(torch.promote_types(logits.dtype, torch.float32))  # float32 at least
+            loss = nn.functional.cross_entropy(
+                wide.reshape(-1, wide.shape[-1]), labels.reshape(-1).to(logits.device), ignore_index=-100
+            )
+        if not return_dict:
+            out = (logits, decoded.cache, encoder_outputs.last_hidden_state)
+            return ((loss,) + out) if loss is not None else out
+        return Seq2SeqLMOutput(
+            loss=loss,
+            logits=logits,
+            cache=decoded.cache,
+            encoder_last_hidden_state=encoder_outputs.last_hidden_state,
+        )

@@ -1,0 +1,69 @@
+"""Document / summary readers on the real CNN/DailyMail, Cohan PubMed and SumPubMed files, and on broken files."""
+
+import gzip
+import json
+
+import pytest
+
+from fastformer.data import DataError
+from fastformer.data.summarization import lead, read_pairs, split_sentences
+from tests.helpers import SHARED
+
+CNNDM = SHARED / "data" / "cnndm"
+PUBMED = SHARED / "data" / "pubmed"
+
+
+def test_cnndm_csv():
+    pairs = read_pairs(CNNDM / "test_first500.csv.gz")
+    assert len(pairs) == 500 and pairs.skipped_empty == []
+    first = pairs[0]
+    assert first.source.startswith("(CNN)The Palestinian Authority officially became the 123rd member")
+    assert first.target.split("\n")[0].startswith("Membership gives the ICC jurisdiction")  # highlights, one per line
+    assert lead(first).split("\n")[1].startswith("The formal accession was marked with a ceremony at The Hague")
+    assert first.origin.endswith("test_first500.csv.gz:2")
+
+
+def test_cohan_pubmed_tags_removed_and_empty_articles_skipped():
+    pairs = read_pairs(PUBMED / "cohan_sample_train.jsonl.gz")
+    records = [json.loads(line) for line in gzip.open(PUBMED / "cohan_sample_train.jsonl.gz", "rt")]
+    empty = [i + 1 for i, r in enumerate(records) if not " ".join(r["article_text"]).strip()]
+    assert len(pairs) + len(pairs.skipped_empty) == len(records) and len(empty) == len(pairs.skipped_empty) > 0
+    assert pairs.skipped_empty[0].endswith(f":{empty[0]}: field 'article_text': empty")
+    first = pairs[0]
+    assert "<S>" not in first.target and "</S>" not in first.target
+    assert first.target.count("\n") == len(records[0]["abstract_text"]) - 1  # one line per abstract sentence
+    assert first.source_sentences[0] == " ".join(records[0]["article_text"][0].split())
+
+
+def test_sumpubmed_chosen_fields_and_headings():
+    pairs = read_pairs(PUBMED / "sumpubmed_first5000.jsonl.gz", "text", "shorter_abstract")
+    assert len(pairs) == 5000
+    assert all("BACKGROUND" not in s for s in pairs[0].source_sentences[:5])  # section headings are not sentences
+
+
+def test_sentence_splitter():
+    assert split_sentences('(CNN)The man said. He left! "Why?" she asked. The U.S. army came.') == [
+        "(CNN)The man said.", "He left!", '"Why?" she asked.', "The U.S. army came."]  # fmt: skip
+    assert split_sentences("first line\nsecond. third") == ["first line", "second.", "third"]
+
+
+def test_bad_rows_name_file_line_and_field(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(json.dumps({"article": "a b", "highlights": "c"}) + "\n" + json.dumps({"article": "x"}) + "\n")
+    with pytest.raises(DataError, match=r"pairs.jsonl:2: field 'highlights': missing"):
+        read_pairs(path)
+    path.write_text(json.dumps({"article": 3, "highlights": "c"}) + "\n")
+    with pytest.raises(DataError, match=r"pairs.jsonl:1: field 'article': expected a string, got int"):
+        read_pairs(path)
+    csv_path = tmp_path / "pairs.csv"
+    csv_path.write_text('article,summary\n"a b",c\n')
+    with pytest.raises(DataError, match=r"pairs.csv:1: field 'highlights': no such column"):
+        read_pairs(csv_path)
+    csv_path.write_text('article,highlights\n"a b",c,extra\n')
+    with pytest.raises(DataError, match=r"pairs.csv:2: expected 2 fields, found 3"):
+        read_pairs(csv_path)
+    csv_path.write_text("article,highlights\n,c\n")
+    with pytest.raises(DataError, match="no pairs read"):
+        read_pairs(csv_path)
+    with pytest.raises(FileNotFoundError):
+        read_pairs(tmp_path / "missing.csv")

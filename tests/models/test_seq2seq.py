@@ -1,0 +1,99 @@
+"""FastformerForConditionalGeneration: loss, padding, causality, cached decoding, generate(), save / load."""
+
+import pytest
+import torch
+from transformers import AutoModelForSeq2SeqLM
+
+from fastformer.models.fastformer import FastformerConfig, FastformerForConditionalGeneration
+
+ATTENTION_TYPES = ["fastformer", "softmax"]
+
+
+def make_model(attention_type="fastformer"):
+    torch.manual_seed(0)
+    config = FastformerConfig.from_preset(
+        "paper", vocab_size=60, hidden_size=32, num_attention_heads=4, intermediate_size=64, num_hidden_layers=2,
+        max_position_embeddings=40, max_target_positions=16, decoder_layers=2, hidden_dropout_prob=0.0,
+        bos_token_id=2, eos_token_id=3, attention_type=attention_type,
+    )  # fmt: skip
+    return FastformerForConditionalGeneration(config).double().eval()
+
+
+def source_batch():
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(5, 60, (3, 30), generator=g)
+    ids[1, 21:] = 0
+    ids[2, 9:] = 0
+    return ids, (ids != 0).long()
+
+
+@pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
+def test_loss_ignores_padding_labels_and_padding_source(attention_type):
+    model = make_model(attention_type)
+    ids, mask = source_batch()
+    labels = torch.randint(5, 60, (3, 6))
+    labels[2, 4:] = -100
+    out = model(input_ids=ids, attention_mask=mask, labels=labels)
+    keep = labels != -100
+    expected = torch.nn.functional.cross_entropy(out.logits[keep], labels[keep])
+    torch.testing.assert_close(out.loss, expected)
+    # the third document alone, unpadded, gives the same logits
+    alone = model(input_ids=ids[2:, :9], labels=labels[2:])
+    torch.testing.assert_close(alone.logits, out.logits[2:], rtol=1e-10, atol=1e-10)
+
+
+def test_decoder_is_causal_and_cached_decoding_equals_one_pass():
+    model = make_model()
+    ids, mask = source_batch()
+    decoder_ids = torch.randint(5, 60, (3, 7))
+    full = model(input_ids=ids, attention_mask=mask, decoder_input_ids=decoder_ids).logits
+    changed = decoder_ids.clone()
+    changed[:, 4:] = 7
+    partial = model(input_ids=ids, attention_mask=mask, decoder_input_ids=changed).logits
+    torch.testing.assert_close(partial[:, :4], full[:, :4], rtol=0, atol=0)  # the future never changes the past
+    encoder_outputs = model.get_encoder()(ids, mask, return_dict=True)
+    cache, steps = None, []
+    for t in range(decoder_ids.shape[1]):
+        out = model(encoder_outputs=encoder_outputs, attention_mask=mask, decoder_input_ids=decoder_ids[:, t : t + 1],
+                    cache=cache, use_cache=True)  # fmt: skip
+        cache = out.cache
+        steps.append(out.logits)
+    torch.testing.assert_close(torch.cat(steps, 1), full, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
+def test_generate_greedy_and_beam_with_and_without_cache(attention_type):
+    model = make_model(attention_type)
+    ids, mask = source_batch()
+    for settings in (dict(num_beams=1), dict(num_beams=4, length_penalty=2.0, no_repeat_ngram_size=2)):
+        cached = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=8, do_sample=False, **settings)
+        plain = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=8, do_sample=False,
+                               use_cache=False, **settings)  # fmt: skip
+        assert torch.equal(cached, plain)
+        assert (cached[:, 0] == model.config.decoder_start_token_id).all()
+    # the last document alone generates what it generates in the padded batch
+    alone = model.generate(input_ids=ids[2:, :9], max_new_tokens=8, num_beams=4)
+    batch = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=8, num_beams=4)
+    assert torch.equal(alone[0], batch[2][: alone.shape[1]])
+
+
+def test_no_repeat_ngram_blocks_repeats():
+    model = make_model()
+    ids, mask = source_batch()
+    out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=15, num_beams=3, no_repeat_ngram_size=2)
+    for row in out.tolist():
+        bigrams = list(zip(row, row[1:], strict=False))
+        assert len(bigrams) == len(set(bigrams))
+
+
+def test_save_pretrained_and_auto_class(tmp_path):
+    model = make_model("softmax")
+    model.save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).double().eval()
+    assert type(loaded) is FastformerForConditionalGeneration and loaded.config.attention_type == "softmax"
+    assert loaded.lm_head.weight is loaded.fastformer.word_embeddings.weight
+    assert loaded.decoder.embed_tokens is loaded.fastformer.word_embeddings
+    ids, mask = source_batch()
+    decoder_ids = torch.randint(5, 60, (3, 5))
+    kwargs = dict(input_ids=ids, attention_mask=mask, decoder_input_ids=decoder_ids)
+    torch.testing.assert_close(loaded(**kwargs).logits, model(**kwargs).logits, rtol=1e-12, atol=1e-12)

@@ -1,0 +1,79 @@
+"""Summarization end to end on real CNN/DailyMail and PubMed pairs through the command line: train, ROUGE with
+intervals, summaries, evaluate / predict from the saved folder, Lead-3, resume, --split."""
+
+import json
+
+import pytest
+from transformers import AutoModelForSeq2SeqLM
+
+from fastformer.cli.main import main
+from tests.helpers import SHARED
+
+CNNDM = SHARED / "data" / "cnndm"
+PUBMED = SHARED / "data" / "pubmed"
+TINY = ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=32",
+        "--model", "decoder_layers=1", "--vocab-size", "1500", "--max-source-length", "128",
+        "--max-target-length", "24", "--batch-size", "8", "--num-beams", "2", "--no-progress"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sum") / "run"
+    args = ["train", "summarize", "--train", str(CNNDM / "validation_first1000.csv.gz"),
+            "--test", str(CNNDM / "test_first500.csv.gz"), "--max-train-examples", "48", "--max-eval-examples", "8",
+            "--epochs", "1", "--output-dir", str(out), *TINY]  # fmt: skip
+    assert main(args) == 0
+    return out
+
+
+def test_training_writes_a_loadable_folder_with_rouge(trained):
+    for name in ("config.json", "model.safetensors", "generation_config.json", "tokenizer.json", "metrics.json",
+                 "summaries_validation.jsonl", "summaries_test.jsonl", "training.png", "run_config.json"):  # fmt: skip
+        assert (trained / name).is_file(), name
+    metrics = json.loads((trained / "metrics.json").read_text())
+    for name in ("rouge1", "rouge2", "rougeL", "rougeLsum"):
+        s = metrics["test"]["rouge"][name]
+        assert 0 <= s["low"] <= s["f1"] <= s["high"] <= 100
+    assert metrics["test"]["examples"] == 8 and metrics["train"]["tokens_per_s"] > 0
+    rows = [json.loads(line) for line in (trained / "summaries_test.jsonl").read_text().splitlines()]
+    assert len(rows) == 8 and rows[0]["source"].endswith("test_first500.csv.gz:2")
+    import fastformer  # noqa: F401
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(trained)
+    assert model.config.max_position_embeddings == 128 and model.config.attention_type == "fastformer"
+
+
+def test_evaluate_and_predict(trained, tmp_path, capsys):
+    out = tmp_path / "m.json"
+    assert main(["evaluate", str(trained), "--data", str(PUBMED / "cohan_sample_test.jsonl.gz"), "--max-examples",
+                 "3", "--num-beams", "1", "--output", str(out)]) == 0  # fmt: skip
+    assert json.loads(out.read_text())["examples"] == 3 and (tmp_path / "summaries_cohan_sample_test.jsonl").is_file()
+    capsys.readouterr()
+    assert main(["predict", str(trained), "The minister resigned on Monday. Elections follow in May."]) == 0
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert row["document"].startswith("The minister") and isinstance(row["summary"], str)
+
+
+def test_lead3_baseline(tmp_path, capsys):
+    out = tmp_path / "lead3"
+    assert main(["train", "summarize", "--architecture", "lead3", "--test", str(CNNDM / "test_first500.csv.gz"),
+                 "--max-eval-examples", "50", "--output-dir", str(out)]) == 0  # fmt: skip
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert 20 < metrics["test"]["rouge"]["rouge1"]["f1"] < 45  # CNN articles: lead-3 is a strong baseline
+    first = json.loads((out / "summaries_test.jsonl").read_text().splitlines()[0])
+    assert first["summary"].count("\n") == 2
+
+
+def test_split_and_resume(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "40", "6", "4",
+            "--output-dir", str(out), *TINY]  # fmt: skip
+    assert main([*args, "--epochs", "1"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert (metrics["train"]["examples"], metrics["validation"]["examples"], metrics["test"]["examples"]) == (40, 6, 4)
+    assert main([*args, "--epochs", "2", "--resume"]) == 0
+    resumed = json.loads((out / "metrics.json").read_text())["train"]
+    assert "checkpoint-" in resumed["resumed_from"]
+    with pytest.raises(SystemExit, match="needs 5000 pairs"):
+        main(["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "4000", "500",
+              "500", "--output-dir", str(out)])  # fmt: skip
