@@ -24,9 +24,8 @@ from fastformer.tasks.common import (
     hold_out,
     is_main_process,
     last_complete_checkpoint,
-    plot_training,
     run_tokenizer,
-    save_atomically,
+    save_run,
     training_arguments,
 )
 
@@ -276,12 +275,11 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
             metrics[name] = split_metrics
             with (output_dir / f"predictions_{name}.jsonl").open("w") as f:
                 f.writelines(json.dumps(r) + "\n" for r in rows)
-    save_atomically(model, tokenizer, output_dir)
-    (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
-    (output_dir / "log_history.json").write_text(json.dumps(trainer.state.log_history, indent=1))
-    plot_training(
-        trainer.state.log_history,
-        output_dir / "training.png",
+    save_run(
+        trainer,
+        tokenizer,
+        output_dir,
+        metrics,
         {"validation macro-F1": "eval_macro_f1", "validation accuracy": "eval_accuracy"},
     )
     return metrics

@@ -169,6 +169,16 @@ def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
     return AutoTokenizer.from_pretrained(str(folder))
 
 
+def save_run(trainer, tokenizer, output_dir: Path, metrics: dict, evaluations: dict[str, str] | None = None) -> None:
+    """The end of every trained run: the `save_pretrained` model and tokenizer (atomically), metrics.json,
+    log_history.json and, when `evaluations` ({plot label: log key}) is given, training.png."""
+    save_atomically(trainer.model, tokenizer, output_dir)
+    (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    (output_dir / "log_history.json").write_text(json.dumps(trainer.state.log_history, indent=1))
+    if evaluations is not None:
+        plot_training(trainer.state.log_history, output_dir / "training.png", evaluations)
+
+
 def plot_training(log_history: list[dict], path: Path, evaluations: dict[str, str]) -> None:
     """training.png: the training loss by step and, on a second axis, validation metrics ({label: log key})."""
     import matplotlib

@@ -24,7 +24,7 @@ from fastformer.tasks.common import (
     is_main_process,
     last_complete_checkpoint,
     run_tokenizer,
-    save_atomically,
+    save_run,
     training_arguments,
 )
 
@@ -252,9 +252,7 @@ def train(cfg: LanguageModelingConfig) -> dict[str, Any]:
     metrics["validation"] = perplexity(model, eval_set, cfg.batch_size)
     metrics["validation"]["seconds"] = round(time.perf_counter() - start, 2)
     metrics["validation"]["documents"] = len(documents["validation"])
-    save_atomically(model, tokenizer, output_dir)
-    (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
-    (output_dir / "log_history.json").write_text(json.dumps(trainer.state.log_history, indent=1))
+    save_run(trainer, tokenizer, output_dir, metrics)
     return metrics
 
 

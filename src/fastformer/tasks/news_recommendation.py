@@ -31,9 +31,8 @@ from fastformer.tasks.common import (
     hold_out,
     is_main_process,
     last_complete_checkpoint,
-    plot_training,
     run_tokenizer,
-    save_atomically,
+    save_run,
     training_arguments,
 )
 
@@ -376,13 +375,8 @@ def train(cfg: NewsConfig) -> dict[str, Any]:
             write_rankings(
                 output_dir / f"prediction_{name}.txt", [i.impression_id for i in splits[name].impressions], ranks
             )
-    save_atomically(model, tokenizer, output_dir)
-    (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
-    (output_dir / "log_history.json").write_text(json.dumps(trainer.state.log_history, indent=1))
-    plot_training(
-        trainer.state.log_history,
-        output_dir / "training.png",
-        {"validation AUC": "eval_auc", "validation nDCG@10": "eval_ndcg@10"},
+    save_run(
+        trainer, tokenizer, output_dir, metrics, {"validation AUC": "eval_auc", "validation nDCG@10": "eval_ndcg@10"}
     )
     return metrics
 

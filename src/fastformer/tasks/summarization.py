@@ -26,9 +26,8 @@ from fastformer.tasks.common import (
     hold_out,
     is_main_process,
     last_complete_checkpoint,
-    plot_training,
     run_tokenizer,
-    save_atomically,
+    save_run,
     training_arguments,
 )
 
@@ -271,10 +270,7 @@ def train(cfg: SummarizationConfig) -> dict[str, Any]:
             predictions = summarize(model, tokenizer, [p.source for p in splits[name]], cfg)
             metrics[name], rows = evaluate_pairs(splits[name], predictions, cfg, time.perf_counter() - start)
             _write_rows(output_dir / f"summaries_{name}.jsonl", rows)
-    save_atomically(model, tokenizer, output_dir)
-    (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
-    (output_dir / "log_history.json").write_text(json.dumps(trainer.state.log_history, indent=1))
-    plot_training(trainer.state.log_history, output_dir / "training.png", {"validation loss": "eval_loss"})
+    save_run(trainer, tokenizer, output_dir, metrics, {"validation loss": "eval_loss"})
     return metrics
 
 
