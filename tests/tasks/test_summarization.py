@@ -71,6 +71,7 @@ def test_split_and_resume(tmp_path, capsys):
     assert main([*args, "--epochs", "1"]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert (metrics["train"]["examples"], metrics["validation"]["examples"], metrics["test"]["examples"]) == (40, 6, 4)
+    assert list(metrics["skipped_empty_rows"].values())[0] > 0  # the real file has rows with an empty article
     assert main([*args, "--epochs", "2", "--resume"]) == 0
     resumed = json.loads((out / "metrics.json").read_text())["train"]
     assert "checkpoint-" in resumed["resumed_from"]

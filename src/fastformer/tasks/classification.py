@@ -24,6 +24,7 @@ from fastformer.tasks.common import (
     hold_out,
     is_main_process,
     last_complete_checkpoint,
+    limit_splits,
     run_tokenizer,
     save_run,
     training_arguments,
@@ -110,11 +111,7 @@ def load_splits(cfg: ClassificationConfig) -> dict[str, list[Example]]:
         if cfg.test:
             splits["test"] = read_examples(cfg.test, where=cfg.test_where, **read)
     splits = {name: relabel_binary(examples, cfg.binary_threshold) for name, examples in splits.items()}
-    if cfg.max_train_examples:
-        splits["train"] = splits["train"][: cfg.max_train_examples]
-    if cfg.max_eval_examples:
-        splits = {n: (e if n == "train" else e[: cfg.max_eval_examples]) for n, e in splits.items()}
-    return splits
+    return limit_splits(splits, cfg.max_train_examples, cfg.max_eval_examples)
 
 
 class EncodedDataset(torch.utils.data.Dataset):

@@ -93,6 +93,11 @@ def hold_out(items: list, fraction: float, seed: int) -> tuple[list, list]:
     return [items[i] for i in order[:cut]], [items[i] for i in order[cut:]]
 
 
+def limit_splits(splits: dict[str, list], max_train: int | None, max_eval: int | None) -> dict[str, list]:
+    """The first `max_train` training items and the first `max_eval` of every other split (None: all)."""
+    return {name: items[: (max_train if name == "train" else max_eval) or None] for name, items in splits.items()}
+
+
 def world_size() -> int:
     """Processes of this run (torchrun sets WORLD_SIZE)."""
     return int(os.environ.get("WORLD_SIZE", "1"))

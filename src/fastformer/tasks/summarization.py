@@ -26,6 +26,7 @@ from fastformer.tasks.common import (
     hold_out,
     is_main_process,
     last_complete_checkpoint,
+    limit_splits,
     run_tokenizer,
     save_run,
     training_arguments,
@@ -91,11 +92,19 @@ class SummarizationConfig:
         return cfg
 
 
-def load_splits(cfg: SummarizationConfig) -> dict[str, list[Pair]]:
+def load_splits(cfg: SummarizationConfig) -> tuple[dict[str, list[Pair]], dict[str, list[str]]]:
+    """(splits, {file: rows skipped because their document or summary is empty})."""
     fields = dict(source_field=cfg.source_field, target_field=cfg.target_field, format=cfg.format)
+    skipped: dict[str, list[str]] = {}
+
+    def read(path, where):
+        pairs = read_pairs(path, where=where, **fields)
+        skipped[str(path)] = pairs.skipped_empty
+        return pairs
+
     splits: dict[str, list[Pair]] = {}
     if cfg.train:
-        splits["train"] = read_pairs(cfg.train, where=cfg.train_where, **fields)
+        splits["train"] = read(cfg.train, cfg.train_where)
     if cfg.split:
         pairs, (n_train, n_val, n_test) = splits["train"], cfg.split
         if n_train + n_val + n_test > len(pairs):
@@ -105,16 +114,12 @@ def load_splits(cfg: SummarizationConfig) -> dict[str, list[Pair]]:
         )
     else:
         if cfg.validation:
-            splits["validation"] = read_pairs(cfg.validation, where=cfg.validation_where, **fields)
+            splits["validation"] = read(cfg.validation, cfg.validation_where)
         elif "train" in splits:
             splits["validation"], splits["train"] = hold_out(splits["train"], cfg.validation_fraction, cfg.seed)
         if cfg.test:
-            splits["test"] = read_pairs(cfg.test, where=cfg.test_where, **fields)
-    if cfg.max_train_examples and "train" in splits:
-        splits["train"] = splits["train"][: cfg.max_train_examples]
-    if cfg.max_eval_examples:
-        splits = {n: (p if n == "train" else p[: cfg.max_eval_examples]) for n, p in splits.items()}
-    return splits
+            splits["test"] = read(cfg.test, cfg.test_where)
+    return limit_splits(splits, cfg.max_train_examples, cfg.max_eval_examples), skipped
 
 
 class PairDataset(torch.utils.data.Dataset):
@@ -183,9 +188,9 @@ def _write_rows(path: Path, rows: list[dict]) -> None:
         f.writelines(json.dumps(r) + "\n" for r in rows)
 
 
-def run_lead3(cfg: SummarizationConfig, splits: dict[str, list[Pair]]) -> dict[str, Any]:
+def run_lead3(cfg: SummarizationConfig, splits: dict[str, list[Pair]], skipped: dict[str, list[str]]) -> dict:
     output_dir = Path(cfg.output_dir)
-    metrics: dict[str, Any] = dict(architecture="lead3")
+    metrics: dict[str, Any] = dict(architecture="lead3", skipped_empty_rows={p: len(r) for p, r in skipped.items()})
     for name in ("validation", "test"):
         if name in splits:
             start = time.perf_counter()
@@ -206,9 +211,9 @@ def train(cfg: SummarizationConfig) -> dict[str, Any]:
     output_dir = Path(cfg.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     set_seed(cfg.seed)
-    splits = load_splits(cfg)
+    splits, skipped = load_splits(cfg)
     if cfg.architecture == "lead3":
-        return run_lead3(cfg, splits)
+        return run_lead3(cfg, splits, skipped)
     texts = (text for p in splits["train"] for text in (p.source, p.target))
     tokenizer = run_tokenizer(cfg, texts, output_dir)
     train_set = PairDataset(splits["train"], tokenizer, cfg.max_source_length, cfg.max_target_length)
@@ -259,7 +264,7 @@ def train(cfg: SummarizationConfig) -> dict[str, Any]:
             best_checkpoint=trainer.state.best_model_checkpoint,
         ),
         parameters=sum(p.numel() for p in model.parameters()),
-        skipped_empty={name: len(getattr(p, "skipped_empty", [])) for name, p in splits.items()},
+        skipped_empty_rows={path: len(rows) for path, rows in skipped.items()},
     )
     if not is_main_process():
         return metrics
