@@ -9,12 +9,15 @@ from fastformer.models.fastformer import FastformerConfig, FastformerForConditio
 ATTENTION_TYPES = ["fastformer", "softmax"]
 
 
-def make_model(attention_type="fastformer"):
+DECODER_TYPES = ["transformer", "fastformer"]
+
+
+def make_model(attention_type="fastformer", decoder_type="transformer"):
     torch.manual_seed(0)
     config = FastformerConfig.from_preset(
         "paper", vocab_size=60, hidden_size=32, num_attention_heads=4, intermediate_size=64, num_hidden_layers=2,
         max_position_embeddings=40, max_target_positions=16, decoder_layers=2, hidden_dropout_prob=0.0,
-        bos_token_id=2, eos_token_id=3, attention_type=attention_type,
+        bos_token_id=2, eos_token_id=3, attention_type=attention_type, decoder_type=decoder_type,
     )  # fmt: skip
     return FastformerForConditionalGeneration(config).double().eval()
 
@@ -27,9 +30,10 @@ def source_batch():
     return ids, (ids != 0).long()
 
 
+@pytest.mark.parametrize("decoder_type", DECODER_TYPES)
 @pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
-def test_loss_ignores_padding_labels_and_padding_source(attention_type):
-    model = make_model(attention_type)
+def test_loss_ignores_padding_labels_and_padding_source(attention_type, decoder_type):
+    model = make_model(attention_type, decoder_type)
     ids, mask = source_batch()
     labels = torch.randint(5, 60, (3, 6))
     labels[2, 4:] = -100
@@ -42,8 +46,9 @@ def test_loss_ignores_padding_labels_and_padding_source(attention_type):
     torch.testing.assert_close(alone.logits, out.logits[2:], rtol=1e-10, atol=1e-10)
 
 
-def test_decoder_is_causal_and_cached_decoding_equals_one_pass():
-    model = make_model()
+@pytest.mark.parametrize("decoder_type", DECODER_TYPES)
+def test_decoder_is_causal_and_cached_decoding_equals_one_pass(decoder_type):
+    model = make_model(decoder_type=decoder_type)
     ids, mask = source_batch()
     decoder_ids = torch.randint(5, 60, (3, 7))
     full = model(input_ids=ids, attention_mask=mask, decoder_input_ids=decoder_ids).logits
@@ -61,9 +66,10 @@ def test_decoder_is_causal_and_cached_decoding_equals_one_pass():
     torch.testing.assert_close(torch.cat(steps, 1), full, rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize("attention_type", ATTENTION_TYPES)
-def test_generate_greedy_and_beam_with_and_without_cache(attention_type):
-    model = make_model(attention_type)
+@pytest.mark.parametrize(("attention_type", "decoder_type"), [("fastformer", "transformer"), ("softmax", "transformer"),
+                                                               ("fastformer", "fastformer")])  # fmt: skip
+def test_generate_greedy_and_beam_with_and_without_cache(attention_type, decoder_type):
+    model = make_model(attention_type, decoder_type)
     ids, mask = source_batch()
     for settings in (dict(num_beams=1), dict(num_beams=4, length_penalty=2.0, no_repeat_ngram_size=2)):
         cached = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=8, do_sample=False, **settings)
@@ -77,6 +83,19 @@ def test_generate_greedy_and_beam_with_and_without_cache(attention_type):
     assert torch.equal(alone[0], batch[2][: alone.shape[1]])
 
 
+def test_fastformer_decoder_state_does_not_grow():
+    model = make_model(decoder_type="fastformer")
+    ids, mask = source_batch()
+    encoder_outputs = model.get_encoder()(ids, mask, return_dict=True)
+    cache, sizes = None, []
+    for t in range(12):
+        out = model(encoder_outputs=encoder_outputs, attention_mask=mask, decoder_input_ids=torch.full((3, 1), 5 + t),
+                    cache=cache, use_cache=True)  # fmt: skip
+        cache = out.cache
+        sizes.append(cache.nbytes())
+    assert len(set(sizes[1:])) == 1  # fixed-size self-attention state (the source's keys / values are apart)
+
+
 def test_no_repeat_ngram_blocks_repeats():
     model = make_model()
     ids, mask = source_batch()
@@ -86,13 +105,16 @@ def test_no_repeat_ngram_blocks_repeats():
         assert len(bigrams) == len(set(bigrams))
 
 
-def test_save_pretrained_and_auto_class(tmp_path):
-    model = make_model("softmax")
+@pytest.mark.parametrize("decoder_type", DECODER_TYPES)
+def test_save_pretrained_and_auto_class(tmp_path, decoder_type):
+    model = make_model("softmax", decoder_type)
     model.save_pretrained(tmp_path)
     loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).double().eval()
     assert type(loaded) is FastformerForConditionalGeneration and loaded.config.attention_type == "softmax"
+    assert type(loaded.decoder) is type(model.decoder) and loaded.config.decoder_type == decoder_type
     assert loaded.lm_head.weight is loaded.fastformer.word_embeddings.weight
-    assert loaded.decoder.embed_tokens is loaded.fastformer.word_embeddings
+    if decoder_type == "transformer":
+        assert loaded.decoder.embed_tokens is loaded.fastformer.word_embeddings
     ids, mask = source_batch()
     decoder_ids = torch.randint(5, 60, (3, 5))
     kwargs = dict(input_ids=ids, attention_mask=mask, decoder_input_ids=decoder_ids)

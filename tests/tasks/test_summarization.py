@@ -64,10 +64,10 @@ def test_lead3_baseline(tmp_path, capsys):
     assert first["summary"].count("\n") == 2
 
 
-def test_split_and_resume(tmp_path, capsys):
+def test_split_and_resume_with_the_fastformer_decoder(tmp_path, capsys):
     out = tmp_path / "run"
     args = ["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "40", "6", "4",
-            "--output-dir", str(out), *TINY]  # fmt: skip
+            "--model", "decoder_type=fastformer", "--output-dir", str(out), *TINY]  # fmt: skip
     assert main([*args, "--epochs", "1"]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert (metrics["train"]["examples"], metrics["validation"]["examples"], metrics["test"]["examples"]) == (40, 6, 4)
@@ -75,6 +75,7 @@ def test_split_and_resume(tmp_path, capsys):
     assert main([*args, "--epochs", "2", "--resume"]) == 0
     resumed = json.loads((out / "metrics.json").read_text())["train"]
     assert "checkpoint-" in resumed["resumed_from"]
+    assert json.loads((out / "config.json").read_text())["decoder_type"] == "fastformer"
     with pytest.raises(SystemExit, match="needs 5000 pairs"):
         main(["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "4000", "500",
               "500", "--output-dir", str(out)])  # fmt: skip

@@ -1,6 +1,7 @@
-"""nn.Module layers: attention, feed-forward, layer, encoder, pooling. Imports torch only."""
+"""nn.Module layers: attention, feed-forward, layer, encoder, decoder, pooling. Imports torch only."""
 
 from fastformer.layers.attention import FastformerAttention, PerHeadLinear
+from fastformer.layers.decoder import CrossAttention, FastformerDecoder, FastformerDecoderLayer
 from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.feed_forward import FeedForward
 from fastformer.layers.layer import FastformerLayer
@@ -9,6 +10,9 @@ from fastformer.layers.softmax_attention import SoftmaxAttention
 
 __all__ = [
     "AttentionPooling",
+    "CrossAttention",
+    "FastformerDecoder",
+    "FastformerDecoderLayer",
     "FastformerAttention",
     "FastformerEncoder",
     "FastformerLayer",

@@ -30,7 +30,8 @@ class FastformerConfig(PreTrainedConfig):
 
     Sequence to sequence (FastformerForConditionalGeneration; the sizes above are the encoder's): decoder_layers,
         decoder_attention_heads (None: num_attention_heads), decoder_ffn_dim (None: intermediate_size),
-        max_target_positions; with bos_token_id / eos_token_id / decoder_start_token_id.
+        max_target_positions, decoder_type ("transformer": transformers' BartDecoder | "fastformer": a causal
+        Fastformer decoder with cross-attention); with bos_token_id / eos_token_id / decoder_start_token_id.
 
     Task heads share this config: a head that needs more (news encoder sizes, a decoder, causal masking) adds
     fields with defaults here, so that every checkpoint stays model_type "fastformer".
@@ -73,6 +74,7 @@ class FastformerConfig(PreTrainedConfig):
         decoder_attention_heads: int | None = None,
         decoder_ffn_dim: int | None = None,
         max_target_positions: int = 512,
+        decoder_type: str = "transformer",
         pad_token_id: int | None = 0,
         tie_word_embeddings: bool = True,
         **kwargs,
@@ -107,6 +109,7 @@ class FastformerConfig(PreTrainedConfig):
         self.decoder_attention_heads = decoder_attention_heads
         self.decoder_ffn_dim = decoder_ffn_dim
         self.max_target_positions = max_target_positions
+        self.decoder_type = decoder_type
         self.tie_word_embeddings = tie_word_embeddings  # the causal LM's output layer is its input embeddings
         super().__init__(pad_token_id=pad_token_id, **kwargs)
 

@@ -8,8 +8,13 @@ from transformers import BartConfig, GenerationMixin
 from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
 from transformers.models.bart.modeling_bart import BartDecoder, shift_tokens_right
 
+from fastformer.layers.decoder import FastformerDecoder
+from fastformer.models.fastformer.cache import FastformerCache
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
 from fastformer.models.fastformer.modeling_fastformer import FastformerModel, FastformerPreTrainedModel
+from fastformer.presets import attention_kwargs
+
+DECODER_TYPES = ("transformer", "fastformer")
 
 
 def decoder_config(config: FastformerConfig) -> BartConfig:
@@ -38,6 +43,35 @@ def decoder_config(config: FastformerConfig) -> BartConfig:
     return bart
 
 
+class FastformerSeq2SeqCache(FastformerCache):
+    """The causal Fastformer decoder's decoding state: per layer a fixed-size CausalPoolState (FastformerCache) and
+    the cross-attention keys / values of the source, projected once."""
+
+    def __init__(self, num_layers: int):
+        super().__init__(num_layers)
+        self.memory_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+
+    def reorder_cache(self, beam_idx: torch.Tensor) -> None:
+        super().reorder_cache(beam_idx)
+        if self.memory_kv is not None:
+            self.memory_kv = [(k.index_select(0, beam_idx), v.index_select(0, beam_idx)) for k, v in self.memory_kv]
+
+
+def fastformer_decoder(config: FastformerConfig) -> FastformerDecoder:
+    """The causal Fastformer decoder that a FastformerConfig describes (the encoder's attention switches)."""
+    return FastformerDecoder(
+        config.hidden_size,
+        config.decoder_layers,
+        config.decoder_attention_heads or config.num_attention_heads,
+        config.decoder_ffn_dim or config.intermediate_size,
+        max_position_embeddings=config.max_target_positions,
+        dropout=config.hidden_dropout_prob,
+        layer_norm_eps=config.layer_norm_eps,
+        activation=config.hidden_act,
+        **attention_kwargs(config),
+    )
+
+
 class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMixin):
     """Source tokens -> Fastformer encoder (config.attention_type "softmax" for the Transformer baseline) -> a
     standard causal Transformer decoder with cross-attention and a key/value cache (transformers' BartDecoder:
@@ -47,6 +81,10 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
     The paper gives the encoder (hidden 256, 16 heads, 4 layers for CNN/DailyMail, 2 for PubMed) and a 4-layer
     decoder, but not the decoder's kind; this is the standard choice. `generate()` gives greedy and beam search,
     length penalty, no-repeat n-grams and length limits with the encoder run once.
+
+    `config.decoder_type = "fastformer"` replaces the decoder by a causal Fastformer stack with cross-attention
+    (`fastformer.layers.decoder`; not in the paper): its self-attention state has a fixed size, so decoding cost per
+    token does not grow with the summary's length.
     Loss when `labels` (B, T) are given: token cross-entropy, -100 ignored; decoder inputs default to the labels
     shifted right after `decoder_start_token_id`.
     """
@@ -62,12 +100,30 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         config.is_encoder_decoder = True
         if getattr(config, "decoder_start_token_id", None) is None:
             config.decoder_start_token_id = getattr(config, "bos_token_id", None)
+        decoder_type = getattr(config, "decoder_type", "transformer")
+        if decoder_type not in DECODER_TYPES:
+            raise ValueError(f"decoder_type must be one of {DECODER_TYPES}, got {decoder_type!r}")
         super().__init__(config)
         self.fastformer = FastformerModel(config, add_pooling_layer=False)
-        self.decoder = BartDecoder(decoder_config(config))
-        self.decoder.embed_tokens = self.fastformer.word_embeddings  # one table for source, target and output
+        if decoder_type == "fastformer":
+            self.decoder = fastformer_decoder(config)
+            # no decoder embedding table of its own: only the output layer is tied to the word embeddings
+            self._tied_weights_keys = {"lm_head.weight": "fastformer.word_embeddings.weight"}
+            self._keys_to_ignore_on_save = ["lm_head.weight"]
+        else:
+            self.decoder = BartDecoder(decoder_config(config))
+            self.decoder.embed_tokens = self.fastformer.word_embeddings  # one table for source, target and output
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
         self.post_init()
+
+    @property
+    def _fastformer_decoder(self) -> bool:
+        return isinstance(self.decoder, FastformerDecoder)
+
+    def _prepare_cache_for_generation(self, generation_config, model_kwargs, *args, **kwargs):
+        if self._fastformer_decoder:  # the state is made by forward on the first step, not a DynamicCache
+            return
+        return super()._prepare_cache_for_generation(generation_config, model_kwargs, *args, **kwargs)
 
     def get_encoder(self, modality: str | None = None) -> FastformerModel:
         return self.fastformer
@@ -80,7 +136,8 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
 
     def set_input_embeddings(self, value: nn.Embedding) -> None:
         self.fastformer.word_embeddings = value
-        self.decoder.embed_tokens = value
+        if not self._fastformer_decoder:
+            self.decoder.embed_tokens = value
 
     def get_output_embeddings(self) -> nn.Linear:
         return self.lm_head
@@ -121,15 +178,19 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         source_mask = attention_mask
         if source_mask is None and input_ids is not None and self.config.pad_token_id is not None:
             source_mask = (input_ids != self.config.pad_token_id).long()
-        decoded = self.decoder(
-            input_ids=decoder_input_ids,
-            attention_mask=decoder_attention_mask,
-            encoder_hidden_states=encoder_outputs.last_hidden_state,
-            encoder_attention_mask=source_mask,
-            cache=cache,
-            use_cache=use_cache,
-        )
-        hidden = decoded.last_hidden_state
+        memory = encoder_outputs.last_hidden_state
+        if self._fastformer_decoder:
+            hidden, cache = self._decode_fastformer(decoder_input_ids, memory, source_mask, cache, use_cache)
+        else:
+            decoded = self.decoder(
+                input_ids=decoder_input_ids,
+                attention_mask=decoder_attention_mask,
+                encoder_hidden_states=memory,
+                encoder_attention_mask=source_mask,
+                cache=cache,
+                use_cache=use_cache,
+            )
+            hidden, cache = decoded.last_hidden_state, decoded.cache
         if logits_to_keep:
             hidden = hidden[:, -logits_to_keep:]
         logits = self.lm_head(hidden)  # (B, T, vocab)
@@ -140,11 +201,28 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
                 wide.reshape(-1, wide.shape[-1]), labels.reshape(-1).to(logits.device), ignore_index=-100
             )
         if not return_dict:
-            out = (logits, decoded.cache, encoder_outputs.last_hidden_state)
+            out = (logits, cache, encoder_outputs.last_hidden_state)
             return ((loss,) + out) if loss is not None else out
         return Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
-            cache=decoded.cache,
+            cache=cache,
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,
         )
+
+    def _decode_fastformer(self, decoder_input_ids, memory, source_mask, cache, use_cache):
+        """(hidden states, cache) of the causal Fastformer decoder; with a cache, the new tokens continue its state."""
+        embeds = self.fastformer.word_embeddings(decoder_input_ids)  # (B, T, hidden)
+        source_mask = None if source_mask is None else source_mask.bool()
+        if cache is None and not use_cache:
+            return self.decoder(embeds, memory, source_mask), None
+        if cache is None:
+            cache = FastformerSeq2SeqCache(self.decoder.num_layers)
+        if cache.memory_kv is None:
+            cache.memory_kv = self.decoder.project_memory(memory)
+        real = torch.ones(decoder_input_ids.shape, dtype=torch.bool, device=embeds.device)  # targets are not padded
+        positions = cache.advance(real)
+        hidden = self.decoder(
+            embeds, memory, source_mask, position_ids=positions, states=cache.states, memory_kv=cache.memory_kv
+        )
+        return hidden, cache
