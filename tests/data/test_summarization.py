@@ -35,6 +35,15 @@ def test_cohan_pubmed_tags_removed_and_empty_articles_skipped():
     assert first.source_sentences[0] == " ".join(records[0]["article_text"][0].split())
 
 
+def test_cohan_txt_files_are_read_as_json_lines(tmp_path):
+    text = gzip.open(PUBMED / "cohan_sample_test.jsonl.gz", "rt").read()
+    (tmp_path / "test.txt").write_text(text)  # Cohan et al. ship JSON Lines named .txt
+    assert len(read_pairs(tmp_path / "test.txt")) == len(read_pairs(PUBMED / "cohan_sample_test.jsonl.gz"))
+    (tmp_path / "plain.txt").write_text("just text\n")
+    with pytest.raises(DataError, match="cannot tell the format"):
+        read_pairs(tmp_path / "plain.txt")
+
+
 def test_sumpubmed_chosen_fields_and_headings():
     pairs = read_pairs(PUBMED / "sumpubmed_first5000.jsonl.gz", "text", "shorter_abstract")
     assert len(pairs) == 5000

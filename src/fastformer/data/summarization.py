@@ -65,21 +65,25 @@ def _strip_tags(sentence: str) -> str:
 
 
 def detect_format(path: Path) -> str:
+    """csv from the name; otherwise a file whose first line is a JSON object is JSON Lines, "cohan" when that object
+    has article_text and abstract_text (Cohan et al. ship theirs as train.txt / val.txt / test.txt)."""
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
-    last = suffixes[-1] if suffixes else ""
-    if last == ".csv":
+    if suffixes and suffixes[-1] == ".csv":
         return "csv"
-    if last in (".jsonl", ".json", ".ndjson"):
-        with _open_text(path) as f:
-            first = next((line for line in f if line.strip()), "")
-        try:
-            record = json.loads(first) if first else {}
-        except json.JSONDecodeError:
-            record = {}
-        return (
-            "cohan" if isinstance(record, dict) and "article_text" in record and "abstract_text" in record else "jsonl"
-        )
-    raise DataError(path, None, None, f"cannot tell the format from the name; pass format= one of {', '.join(FORMATS)}")
+    with _open_text(path) as f:
+        first = next((line for line in f if line.strip()), "")
+    try:
+        record = json.loads(first) if first else None
+    except json.JSONDecodeError:
+        record = None
+    if isinstance(record, dict):
+        return "cohan" if "article_text" in record and "abstract_text" in record else "jsonl"
+    raise DataError(
+        path,
+        1,
+        None,
+        f"cannot tell the format (not CSV by name, not JSON Lines); pass format= one of {', '.join(FORMATS)}",
+    )
 
 
 def _text_field(value, path: Path, line: int, field: str, record_keys) -> str:
