@@ -29,7 +29,7 @@ def mind(tmp_path_factory):
 def trained(mind, tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "news"
     args = ["train", "news", "--train", str(mind / "valid"), "--test", str(mind / "test"), "--epochs", "1",
-            "--max-train-impressions", "200", "--max-eval-impressions", "150",
+            "--max-train-impressions", "100", "--max-eval-impressions", "100",
             "--output-dir", str(out), *TINY]  # fmt: skip
     assert main(args) == 0
     return out
@@ -41,14 +41,14 @@ def test_training_writes_a_folder_whose_files_agree(trained, mind, capsys):
         assert (trained / name).is_file(), name
     metrics = json.loads((trained / "metrics.json").read_text())
     test = metrics["test"]
-    assert 0 < test["impressions"] <= 150 and test["impressions"] + test["single_class"] == 150
+    assert 0 < test["impressions"] <= 100 and test["impressions"] + test["single_class"] == 100
     assert all(0 <= test[k] <= 1 for k in ("auc", "mrr", "ndcg@5", "ndcg@10"))
     assert metrics["train"]["rows"] > 0 and metrics["train"]["clicks_without_negatives"] > 0
     assert metrics["data"]["test"]["candidate_unknown"] == 0
     # the leaderboard file, scored as the official script scores it, gives the same numbers
     data = load_mind(mind / "test")
     ranks = read_rankings(trained / "prediction_test.txt")
-    impressions = data.impressions[:150]
+    impressions = data.impressions[:100]
     assert list(ranks) == [imp.impression_id for imp in impressions]
     for imp in impressions:
         assert sorted(ranks[imp.impression_id]) == list(range(1, len(imp.candidates) + 1))
@@ -93,11 +93,20 @@ def test_resume_continues_from_the_last_checkpoint(mind, tmp_path, capsys):
     assert json.loads((last / "trainer_state.json").read_text())["epoch"] == 2
 
 
-def test_news_flags_belong_to_the_news_task(capsys):
+def test_news_flags_belong_to_the_news_task(mind, tmp_path, capsys):
     with pytest.raises(SystemExit, match="--negatives does not apply"):
         main(["train", "--negatives", "3"])
     with pytest.raises(SystemExit, match="needs --train"):
         main(["train", "news"])
+    only_clicks = tmp_path / "only-clicks"
+    only_clicks.mkdir()
+    (only_clicks / "news.tsv").write_text((mind / "valid" / "news.tsv").read_text())
+    first = (mind / "valid" / "behaviors.tsv").read_text().splitlines()[0].split("\t")
+    first[-1] = " ".join(c.replace("-0", "-1") for c in first[-1].split())
+    (only_clicks / "behaviors.tsv").write_text("\t".join(first) + "\n")
+    with pytest.raises(SystemExit, match="no validation impression has both a click and a non-click"):
+        main(["train", "news", "--train", str(mind / "valid"), "--validation", str(only_clicks),
+              "--output-dir", str(tmp_path / "run")])  # fmt: skip
 
 
 def _data(impressions):

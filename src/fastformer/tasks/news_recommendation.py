@@ -273,6 +273,11 @@ def load_splits(cfg: NewsConfig) -> dict[str, MindData]:
         for name in ("validation", "test"):
             if name in splits:
                 splits[name].impressions = splits[name].impressions[: cfg.max_eval_impressions]
+    if not any(imp.labels and 0 < sum(imp.labels) < len(imp.labels) for imp in splits["validation"].impressions):
+        raise ValueError(
+            f"{splits['validation'].folder}: no validation impression has both a click and a non-click, so no AUC "
+            "picks the best epoch; give a --validation folder or a larger --validation-fraction"
+        )
     return splits
 
 
