@@ -76,6 +76,7 @@ class SummarizationConfig:
     min_new_tokens: int = 0
     eval_batch_size: int = 16
     bootstrap_samples: int = 1000
+    rouge_splits: list[str] = field(default_factory=lambda: ["validation", "test"])  # splits summarized and scored
     output_dir: str = "runs/summarization"
     resume: bool = False
     progress: bool = True
@@ -269,7 +270,7 @@ def train(cfg: SummarizationConfig) -> dict[str, Any]:
     if not is_main_process():
         return metrics
     model = trainer.model
-    for name in ("validation", "test"):
+    for name in cfg.rouge_splits:
         if name in splits:
             start = time.perf_counter()
             predictions = summarize(model, tokenizer, [p.source for p in splits[name]], cfg)
