@@ -147,6 +147,7 @@ def test_negatives_change_by_epoch_and_repeat_by_seed():
 def test_evaluation_encodes_each_news_once(trained, mind):
     model, tokenizer = load_model(trained)
     data = load_mind(mind / "test")
+    data.impressions = data.impressions[:150]
     tokens = NewsTokens(tokenizer, ["title"], 48)
     tokens.add(data)
     encoded = []
