@@ -126,6 +126,14 @@ class NewsTokens:
         return input_ids, mask
 
 
+def padded_index(rows: list[list[int]]) -> torch.Tensor:
+    """(len(rows), longest row, at least 1) long tensor of the rows, padded with -1 (the model's padding index)."""
+    out = torch.full((len(rows), max([1] + [len(r) for r in rows])), -1, dtype=torch.long)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+    return out
+
+
 def known_history(impression: Impression, news: dict, max_history: int) -> list[str]:
     """The user's most recent `max_history` clicks that news.tsv knows, oldest first."""
     return [h for h in impression.history if h in news][-max_history:] if max_history > 0 else []
@@ -174,11 +182,8 @@ class ClickCollator:
             for n in (*row["history"], *row["candidates"]):
                 position.setdefault(n, len(position))
         news_input_ids, news_attention_mask = self.tokens.batch(list(position))
-        width = max([1] + [len(r["history"]) for r in rows])
-        history_index = torch.full((len(rows), width), -1, dtype=torch.long)
-        for i, r in enumerate(rows):
-            history_index[i, : len(r["history"])] = torch.tensor([position[n] for n in r["history"]], dtype=torch.long)
-        candidate_index = torch.tensor([[position[n] for n in r["candidates"]] for r in rows], dtype=torch.long)
+        history_index = padded_index([[position[n] for n in r["history"]] for r in rows])
+        candidate_index = padded_index([[position[n] for n in r["candidates"]] for r in rows])  # all 1 + K long
         return dict(
             news_input_ids=news_input_ids,
             news_attention_mask=news_attention_mask,
@@ -214,19 +219,12 @@ def score_impressions(model, data: MindData, tokens: NewsTokens, max_history: in
     device = next(model.parameters()).device
     referenced = sorted({n for imp in data.impressions for n in (*imp.history, *imp.candidates) if n in data.news})
     row = {n: i for i, n in enumerate(referenced)}
-    vectors = encode_all_news(model, tokens, referenced, batch_size).to(next(model.parameters()).dtype)
+    vectors = encode_all_news(model, tokens, referenced, batch_size).to(next(model.parameters()).dtype)  # (U, hidden)
     scores: list[list[float]] = []
     for start in range(0, len(data.impressions), batch_size):
         chunk = data.impressions[start : start + batch_size]
-        histories = [known_history(imp, data.news, max_history) for imp in chunk]
-        history_index = torch.full((len(chunk), max([1] + [len(h) for h in histories])), -1, dtype=torch.long)
-        width = max(len(imp.candidates) for imp in chunk)
-        candidate_index = torch.full((len(chunk), width), -1, dtype=torch.long)
-        for i, (imp, history) in enumerate(zip(chunk, histories, strict=True)):
-            history_index[i, : len(history)] = torch.tensor([row[n] for n in history], dtype=torch.long)
-            candidate_index[i, : len(imp.candidates)] = torch.tensor(
-                [row.get(n, -1) for n in imp.candidates], dtype=torch.long
-            )
+        history_index = padded_index([[row[n] for n in known_history(imp, data.news, max_history)] for imp in chunk])
+        candidate_index = padded_index([[row.get(n, -1) for n in imp.candidates] for imp in chunk])
         logits = model(
             news_vectors=vectors,
             history_index=history_index.to(device),
