@@ -32,8 +32,13 @@ FLAGS = {
     "format": (str, "csv, tsv, jsonl, fasttext or folder (default: from the file name)"),
     "validation-fraction": (float, "hold-out fraction when no validation file is given"),
     "binary-threshold": (float, "map numeric labels to pos (>= threshold) / neg, e.g. 7 for IMDB sentiment"),
-    "max-train-examples": (int, "use only the first N training examples"),
-    "max-eval-examples": (int, "use only the first N validation / test examples"),
+    "max-train-examples": (int, "use only N training examples (classification: see --subset; summarize: the first N)"),
+    "max-eval-examples": (int, "use only N validation / test examples (classification: see --subset; summarize: the first N)"),
+    "subset": (
+        str,
+        "classification: which examples --max-*-examples keeps: random (default; a fixed-seed sample, the same "
+        "for every --seed and architecture) or first (file order)",
+    ),
     "tokenizer": (str, "an existing tokenizer folder (default: train a WordPiece tokenizer on the training texts)"),
     "vocab-size": (int, "vocabulary size of a trained tokenizer"),
     "max-length": (int, "tokens kept per text (truncation)"),

@@ -31,6 +31,7 @@ from fastformer.tasks.common import (
 )
 
 ARCHITECTURES = ("fastformer", "softmax", "tfidf")
+SUBSET_SEED = 0  # the --max-*-examples sample: fixed, so that every seed and architecture sees the same examples
 
 
 @dataclass
@@ -51,6 +52,7 @@ class ClassificationConfig:
     binary_threshold: float | None = None  # numeric labels >= threshold -> "pos", else "neg" (IMDB sentiment)
     max_train_examples: int | None = None
     max_eval_examples: int | None = None
+    subset: str = "random"  # how the max_*_examples limits choose: "random" (seeded, the same for every --seed) or "first"
     tokenizer: str | None = None  # an existing tokenizer folder; None trains one on the training texts
     vocab_size: int = 30000
     max_length: int = 512
@@ -77,6 +79,8 @@ class ClassificationConfig:
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> ClassificationConfig:
         cfg = dataclass_from_dict(cls, values)
+        if cfg.subset not in ("random", "first"):
+            raise ValueError(f"subset must be 'random' or 'first', got {cfg.subset!r}")
         if cfg.architecture not in ARCHITECTURES:
             raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {cfg.architecture!r}")
         return cfg
@@ -111,7 +115,8 @@ def load_splits(cfg: ClassificationConfig) -> dict[str, list[Example]]:
         if cfg.test:
             splits["test"] = read_examples(cfg.test, where=cfg.test_where, **read)
     splits = {name: relabel_binary(examples, cfg.binary_threshold) for name, examples in splits.items()}
-    return limit_splits(splits, cfg.max_train_examples, cfg.max_eval_examples)
+    subset_seed = {"random": SUBSET_SEED, "first": None}[cfg.subset]
+    return limit_splits(splits, cfg.max_train_examples, cfg.max_eval_examples, subset_seed)
 
 
 class EncodedDataset(torch.utils.data.Dataset):

@@ -1,0 +1,34 @@
+"""Shared task helpers: split limits and hold-outs."""
+
+from fastformer.tasks.classification import ClassificationConfig, load_splits
+from fastformer.tasks.common import hold_out, limit_splits
+from tests.helpers import SHARED
+
+IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"
+
+
+def test_limit_splits_first_and_seeded_random():
+    splits = {"train": list(range(100)), "test": list(range(50))}
+    assert limit_splits(splits, 10, 5, None) == {"train": list(range(10)), "test": list(range(5))}
+    sampled = limit_splits(splits, 10, 5, subset_seed=0)
+    assert sampled == limit_splits(splits, 10, 5, subset_seed=0)  # reproducible
+    assert sampled["train"] == sorted(set(sampled["train"])) and len(sampled["train"]) == 10  # file order, no repeats
+    assert sampled["train"] != list(range(10))
+    assert limit_splits(splits, None, 500, subset_seed=0) == splits  # no limit / limit above the size: all of it
+
+
+def test_hold_out_partitions():
+    held, rest = hold_out(list(range(20)), 0.1, seed=3)
+    assert len(held) == 2 and sorted(held + rest) == list(range(20))
+
+
+def test_max_examples_on_a_label_sorted_file_keeps_every_label():
+    # IMDB's jsonl lists the positive reviews (rating >= 7) first: its first 300 test reviews are all positive.
+    values = dict(train=str(IMDB), test=str(IMDB), train_where={"split": "train"}, test_where={"split": "test"},
+                  label_field="rating", binary_threshold=7, max_train_examples=300, max_eval_examples=300)  # fmt: skip
+    first = load_splits(ClassificationConfig.from_dict({**values, "subset": "first"}))
+    assert {e.label for e in first["test"]} == {"pos"}
+    sampled = load_splits(ClassificationConfig.from_dict(values))  # the default: a seeded random sample
+    assert {e.label for e in sampled["test"]} == {"pos", "neg"}
+    assert [e.text for e in sampled["test"]] == [e.text for e in load_splits(ClassificationConfig.from_dict(
+        {**values, "seed": 7}))["test"]]  # fmt: skip  # the same examples whatever the training seed
