@@ -128,57 +128,171 @@ def _weights(scores, rows, tokens, shift, total):
     )
 
 
+class ScoringWeights:
+    """The two poolings' scoring weights in the accumulation dtype, as the forward and backward passes use them."""
+
+    def __init__(self, w_q, w_k, b_q, b_k, num_heads: int, scale: float, acc: torch.dtype):
+        self.given = (w_q, w_k)  # as passed: their shapes and dtypes are those of the gradients
+        self.w_q, self.w_k = w_q.to(acc), w_k.to(acc)  # (H, D) or (H, H, D)
+        self.b_q = None if b_q is None else scale * b_q.to(acc)  # biases enter the scores times the scale
+        self.b_k = None if b_k is None else scale * b_k.to(acc)
+        self.full = w_q.dim() == 3
+        self.s_q = scoring_matrix(self.w_q, num_heads) if self.full else None  # (C, H)
+        self.s_k = scoring_matrix(self.w_k, num_heads) if self.full else None
+        self.num_heads, self.scale, self.acc = num_heads, scale, acc
+
+
+class PoolStatistics:
+    """What the backward passes need of both poolings: raw scores (B, H, N), per-row softmax shift and total,
+    q_global and k_mean (B, H, D); nothing of size N x C."""
+
+    def __init__(self, scores_q, scores_k, stats, q_global, k_mean):
+        self.scores_q, self.scores_k, self.stats = scores_q, scores_k, stats  # stats: shift_q, total_q, shift_k, total_k
+        self.q_global, self.k_mean = q_global, k_mean
+
+    @classmethod
+    def empty(cls, B: int, N: int, H: int, D: int, acc: torch.dtype, device) -> PoolStatistics:
+        def new(*shape):
+            return torch.empty(*shape, dtype=acc, device=device)
+
+        return cls(new(B, H, N), new(B, H, N), new(4, B, H), new(B, H, D), new(B, H, D))
+
+    def tensors(self) -> tuple[torch.Tensor, ...]:
+        return self.scores_q, self.scores_k, self.stats, self.q_global, self.k_mean
+
+    def k_global(self, rows: slice) -> torch.Tensor:
+        """k_g = q_g * k_mean of a batch block, as (b, 1, C) to broadcast over tokens."""
+        b = rows.stop - rows.start
+        return (self.q_global[rows] * self.k_mean[rows]).reshape(b, 1, -1)
+
+
+def pool_rows(q, k, rows: slice, token_slices, mask, weights: ScoringWeights, pools: PoolStatistics) -> None:
+    """Both additive poolings of one batch block (forward), written into `pools` at `rows`."""
+    b, H, C = rows.stop - rows.start, weights.num_heads, q.shape[-1]
+    D, scale = C // H, weights.scale
+    if weights.full:
+        score_q = _Scorer(scale * weights.s_q.expand(b, -1, -1), True)
+    else:
+        score_q = _Scorer(scale * weights.w_q.expand(b, H, D), False)
+    stats = pools.stats
+    pools.q_global[rows], stats[0, rows], stats[1, rows] = _online_pool(
+        q, rows, token_slices, mask, score_q, weights.b_q, weights.acc, pools.scores_q
+    )
+    # scores of p_i = q_g * k_i, read off k_i with q_g folded into the scoring weights
+    q_g = pools.q_global[rows]
+    if weights.full:
+        score_k = _Scorer(scale * q_g.reshape(b, C, 1) * weights.s_k, True)  # (b, C, H)
+    else:
+        score_k = _Scorer(scale * weights.w_k * q_g, False)
+    pools.k_mean[rows], stats[2, rows], stats[3, rows] = _online_pool(
+        k, rows, token_slices, mask, score_k, weights.b_k, weights.acc, pools.scores_k
+    )
+
+
+class PoolGradients:
+    """Gradients of the scoring weights, accumulated over batch blocks in the accumulation dtype."""
+
+    def __init__(self, weights: ScoringWeights, C: int, device):
+        H, acc = weights.num_heads, weights.acc
+        # full scoring accumulates gradients of the (C, H) scoring matrices, mapped back to (H, H, D) at the end
+        self.w_q = torch.zeros(C, H, dtype=acc, device=device) if weights.full else torch.zeros_like(weights.w_q)
+        self.w_k = torch.zeros(C, H, dtype=acc, device=device) if weights.full else torch.zeros_like(weights.w_k)
+        self.b_q = torch.zeros(H, dtype=acc, device=device)
+        self.b_k = torch.zeros(H, dtype=acc, device=device)
+
+    def finish(self, weights: ScoringWeights):
+        """(dw_q, dw_k, db_q, db_k) in the given weights' shapes and dtypes."""
+        (w_q, w_k), dw_q, dw_k = weights.given, self.w_q, self.w_k
+        if weights.full:
+            dw_q, dw_k = (scoring_weight_grad(m, w.shape, weights.num_heads) for m, w in ((dw_q, w_q), (dw_k, w_k)))
+        return dw_q.to(w_q.dtype), dw_k.to(w_k.dtype), self.b_q, self.b_k
+
+
+def pool_backward(q, k, rows, token_slices, mask, weights, pools, dk_global, grads, dk_sink, dq_sink) -> None:
+    """Backward through both poolings of one batch block, given dk_g = dL/dk_global (b, H, D).
+
+    Pass 2 reads k and hands each chunk's dL/dk to dk_sink(rows, tokens, lhs, rhs) as the factors of
+    lhs @ rhs ((b, T, 2H) @ (b, 2H, C)); pass 3 reads q and hands dL/dq (through the poolings only) to dq_sink
+    the same way, so a caller writes them where it wants them (a gradient buffer, or straight into the next
+    matrix product). Scoring-weight gradients are added into `grads`. The math is in `_backward`'s docstring.
+    """
+    b, H, C = rows.stop - rows.start, weights.num_heads, q.shape[-1]
+    D, scale, acc = C // H, weights.scale, weights.acc
+    shift_q, total_q, shift_k, total_k = pools.stats
+    q_g, k_m = pools.q_global[rows], pools.k_mean[rows]  # (b, H, D)
+    dq_g = dk_global * k_m
+    dk_mean = dk_global * q_g
+    beta_dbeta = (k_m * dk_mean).sum(-1, keepdim=True)  # (b, H, 1) = sum_i beta_i dbeta_i
+
+    # pass 2: second pooling, k_mean = sum_i beta_i k_i, beta = softmax(k_i . w_eff + scale b_k)
+    if weights.full:
+        w_eff = scale * q_g.reshape(b, C, 1) * weights.s_k  # (b, C, H)
+        rows_k = torch.cat([_block_diag(dk_mean), w_eff.transpose(1, 2)], 1)  # (b, 2H, C)
+        dw_eff = torch.zeros(b, C, H, dtype=acc, device=q.device)
+    else:
+        w_eff = scale * weights.w_k * q_g  # (b, H, D)
+        rows_k = torch.cat([_block_diag(dk_mean), _block_diag(w_eff)], 1)
+        dw_eff = torch.zeros(b, H, D, dtype=acc, device=q.device)
+    dbeta_score = _Scorer(dk_mean, False)
+    for tokens in token_slices:
+        kc = _chunk(k, rows, tokens, acc, mask)
+        beta = _weights(pools.scores_k, rows, tokens, shift_k[rows], total_k[rows])  # (b, H, T)
+        dt = beta * (dbeta_score(kc) - beta_dbeta)
+        dk_sink(rows, tokens, torch.cat([beta, dt], 1).transpose(1, 2), rows_k)  # lhs (b, T, 2H)
+        dw_eff += torch.bmm(kc.transpose(1, 2), dt.transpose(1, 2)) if weights.full else _pool(kc, dt)
+        grads.b_k += scale * dt.sum((0, 2))
+    if weights.full:
+        grads.w_k += scale * (q_g.reshape(b, C, 1) * dw_eff).sum(0)  # as the (C, H) matrix
+        dq_g = dq_g + scale * (dw_eff * weights.s_k).sum(2).view(b, H, D)
+    else:
+        grads.w_k += scale * (dw_eff * q_g).sum(0)
+        dq_g = dq_g + scale * dw_eff * weights.w_k
+    alpha_dalpha = (q_g * dq_g).sum(-1, keepdim=True)  # (b, H, 1) = sum_i alpha_i dalpha_i
+
+    # pass 3: first pooling, q_g = sum_i alpha_i q_i, alpha = softmax(scale (q_i . w_q + b_q))
+    scoring_rows = weights.s_q.t() if weights.full else _block_diag(weights.w_q)  # (H, C)
+    rows_q = torch.cat([_block_diag(dq_g), scale * scoring_rows.expand(b, -1, -1)], 1)
+    dalpha_score = _Scorer(dq_g, False)
+    for tokens in token_slices:
+        qc = _chunk(q, rows, tokens, acc, mask)
+        alpha = _weights(pools.scores_q, rows, tokens, shift_q[rows], total_q[rows])
+        ds = alpha * (dalpha_score(qc) - alpha_dalpha)
+        dq_sink(rows, tokens, torch.cat([alpha, ds], 1).transpose(1, 2), rows_q)
+        if weights.full:
+            grads.w_q += scale * torch.bmm(qc.transpose(1, 2), ds.transpose(1, 2)).sum(0)
+        else:
+            grads.w_q += scale * _pool(qc, ds).sum(0)
+        grads.b_q += scale * ds.sum((0, 2))
+
+
 class _FusedFastformerAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, w_q, w_k, b_q, b_k, mask, num_heads: int, scale: float, v_is_q: bool, chunk: int):
         B, N, C = q.shape
-        H, D = num_heads, C // num_heads
         acc = accumulation_dtype(q.dtype)
-        full = w_q.dim() == 3
-        w_q_acc, w_k_acc = w_q.to(acc), w_k.to(acc)
-        b_q_acc = None if b_q is None else scale * b_q.to(acc)
-        b_k_acc = None if b_k is None else scale * b_k.to(acc)
-        scores_q = torch.empty(B, H, N, dtype=acc, device=q.device)
-        scores_k = torch.empty(B, H, N, dtype=acc, device=q.device)
-        stats = torch.empty(4, B, H, dtype=acc, device=q.device)  # shift_q, total_q, shift_k, total_k
-        q_global = torch.empty(B, H, D, dtype=acc, device=q.device)
-        k_mean = torch.empty(B, H, D, dtype=acc, device=q.device)
+        weights = ScoringWeights(w_q, w_k, b_q, b_k, num_heads, scale, acc)
+        pools = PoolStatistics.empty(B, N, num_heads, C // num_heads, acc, q.device)
         u = torch.empty_like(v)
         for rows, token_slices in _blocks(B, N, chunk):
-            b = rows.stop - rows.start
-            if full:
-                score_q = _Scorer(scale * scoring_matrix(w_q_acc, H).expand(b, -1, -1), True)
-            else:
-                score_q = _Scorer(scale * w_q_acc.expand(b, H, D), False)
-            q_global[rows], stats[0, rows], stats[1, rows] = _online_pool(
-                q, rows, token_slices, mask, score_q, b_q_acc, acc, scores_q
-            )
-            # scores of p_i = q_g * k_i, read off k_i with q_g folded into the scoring weights
-            if full:
-                s_k_eff = scale * q_global[rows].reshape(b, C, 1) * scoring_matrix(w_k_acc, H)  # (b, C, H)
-                score_k = _Scorer(s_k_eff, True)
-            else:
-                score_k = _Scorer(scale * w_k_acc * q_global[rows], False)
-            k_mean[rows], stats[2, rows], stats[3, rows] = _online_pool(
-                k, rows, token_slices, mask, score_k, b_k_acc, acc, scores_k
-            )
-            k_global = (q_global[rows] * k_mean[rows]).reshape(b, 1, C).to(v.dtype)
-            torch.mul(v[rows], k_global, out=u[rows])
+            pool_rows(q, k, rows, token_slices, mask, weights, pools)
+            torch.mul(v[rows], pools.k_global(rows).to(v.dtype), out=u[rows])
             if mask is not None:
                 u[rows].masked_fill_(~mask[rows, :, None], 0)
-        ctx.save_for_backward(q, k, None if v_is_q else v, w_q, w_k, scores_q, scores_k, stats, q_global, k_mean, mask)
-        ctx.meta = (num_heads, scale, b_q is not None, b_k is not None, chunk)
+        ctx.save_for_backward(q, k, None if v_is_q else v, w_q, w_k, b_q, b_k, mask, *pools.tensors())
+        ctx.meta = (num_heads, scale, chunk)
         return u
 
     @staticmethod
     def backward(ctx, grad_u):
-        num_heads, scale, has_b_q, has_b_k, chunk = ctx.meta
-        dq, dk, dv, dw_q, dw_k, db_q, db_k = _backward(grad_u, *ctx.saved_tensors, num_heads, scale, chunk)
-        return (dq, dk, dv, dw_q, dw_k, db_q if has_b_q else None, db_k if has_b_k else None,
+        num_heads, scale, chunk = ctx.meta
+        q, k, v, w_q, w_k, b_q, b_k, mask, *pools = ctx.saved_tensors
+        weights = ScoringWeights(w_q, w_k, b_q, b_k, num_heads, scale, accumulation_dtype(q.dtype))
+        dq, dk, dv, dw_q, dw_k, db_q, db_k = _backward(grad_u, q, k, v, mask, weights, PoolStatistics(*pools), chunk)
+        return (dq, dk, dv, dw_q, dw_k, db_q if b_q is not None else None, db_k if b_k is not None else None,
                 None, None, None, None, None)  # fmt: skip
 
 
-def _backward(g, q, k, v, w_q, w_k, scores_q, scores_k, stats, q_global, k_mean, mask, num_heads, scale, chunk):
+def _backward(g, q, k, v, mask, weights: ScoringWeights, pools: PoolStatistics, chunk: int):
     """Gradients (dq, dk, dv, dw_q, dw_k, db_q, db_k); v None means v is q, and then dv is added into dq.
 
     Per head, with g = grad_u, w_eff = scale w_k q_g, and alpha, beta rebuilt from the saved scores:
@@ -192,94 +306,41 @@ def _backward(g, q, k, v, w_q, w_k, scores_q, scores_k, stats, q_global, k_mean,
     each one matrix product [weights; dscores]^T (T, 2H) @ [block-diag(d pooled); scoring rows] (2H, C).
     """
     B, N, C = q.shape
-    H, D = num_heads, C // num_heads
-    acc = scores_q.dtype
-    full = w_q.dim() == 3
-    w_q_acc, w_k_acc = w_q.to(acc), w_k.to(acc)
-    s_q = scoring_matrix(w_q_acc, H) if full else None  # (C, H)
-    s_k = scoring_matrix(w_k_acc, H) if full else None
-    shift_q, total_q, shift_k, total_k = stats
+    H, acc = weights.num_heads, weights.acc
     value = q if v is None else v
     dq, dk = torch.empty_like(q), torch.empty_like(k)
     dv = None if v is None else torch.empty_like(v)
-    # full scoring accumulates gradients of the (C, H) scoring matrices, mapped back to (H, H, D) at the end
-    dw_q = torch.zeros(C, H, dtype=acc, device=q.device) if full else torch.zeros_like(w_q_acc)
-    dw_k = torch.zeros(C, H, dtype=acc, device=q.device) if full else torch.zeros_like(w_k_acc)
-    db_q = torch.zeros(H, dtype=acc, device=q.device)
-    db_k = torch.zeros(H, dtype=acc, device=q.device)
+    grads = PoolGradients(weights, C, q.device)
+
+    def dk_sink(rows, tokens, lhs, rhs):
+        if k.dtype == acc:  # written in place: no temporary, no copy
+            torch.bmm(lhs, rhs, out=dk[rows, tokens])
+        else:
+            dk[rows, tokens] = torch.bmm(lhs, rhs).to(k.dtype)
+
+    def dq_sink(rows, tokens, lhs, rhs):
+        dq_c = torch.bmm(lhs, rhs, out=dq[rows, tokens]) if q.dtype == acc else torch.bmm(lhs, rhs)
+        if v is None:  # value path dv_i = g_i * k_g, added here since v is q
+            dq_c.addcmul_(g[rows, tokens].to(acc), k_global)
+            if mask is not None:
+                dq_c.masked_fill_(~mask[rows, tokens, None], 0)
+        if q.dtype != acc:
+            dq[rows, tokens] = dq_c.to(q.dtype)
 
     for rows, token_slices in _blocks(B, N, chunk):
         b = rows.stop - rows.start
-        q_g, k_m = q_global[rows], k_mean[rows]  # (b, H, D)
-        k_global = (q_g * k_m).reshape(b, 1, C)
-
+        k_global = pools.k_global(rows)
         # pass 1: dk_g = sum_i g_i * v_i over real tokens (v is zeroed at padded ones)
         dk_global = torch.zeros(b, C, dtype=acc, device=q.device)
         for tokens in token_slices:
             dk_global += (g[rows, tokens].to(acc) * _chunk(value, rows, tokens, acc, mask)).sum(1)
-        dk_global = dk_global.view(b, H, D)
-        dq_g = dk_global * k_m
-        dk_mean = dk_global * q_g
-        beta_dbeta = (k_m * dk_mean).sum(-1, keepdim=True)  # (b, H, 1) = sum_i beta_i dbeta_i
-
-        # pass 2: second pooling, k_mean = sum_i beta_i k_i, beta = softmax(k_i . w_eff + scale b_k)
-        if full:
-            w_eff = scale * q_g.reshape(b, C, 1) * s_k  # (b, C, H)
-            rows_k = torch.cat([_block_diag(dk_mean), w_eff.transpose(1, 2)], 1)  # (b, 2H, C)
-            dw_eff = torch.zeros(b, C, H, dtype=acc, device=q.device)
-        else:
-            w_eff = scale * w_k_acc * q_g  # (b, H, D)
-            rows_k = torch.cat([_block_diag(dk_mean), _block_diag(w_eff)], 1)
-            dw_eff = torch.zeros(b, H, D, dtype=acc, device=q.device)
-        dbeta_score = _Scorer(dk_mean, False)
-        for tokens in token_slices:
-            kc = _chunk(k, rows, tokens, acc, mask)
-            beta = _weights(scores_k, rows, tokens, shift_k[rows], total_k[rows])  # (b, H, T)
-            dt = beta * (dbeta_score(kc) - beta_dbeta)
-            lhs = torch.cat([beta, dt], 1).transpose(1, 2)  # (b, T, 2H)
-            if k.dtype == acc:  # written in place: no temporary, no copy
-                torch.bmm(lhs, rows_k, out=dk[rows, tokens])
-            else:
-                dk[rows, tokens] = torch.bmm(lhs, rows_k).to(k.dtype)
-            dw_eff += torch.bmm(kc.transpose(1, 2), dt.transpose(1, 2)) if full else _pool(kc, dt)
-            db_k += scale * dt.sum((0, 2))
-        if full:
-            dw_k += scale * (q_g.reshape(b, C, 1) * dw_eff).sum(0)  # as the (C, H) matrix; mapped back below
-            dq_g = dq_g + scale * (dw_eff * s_k).sum(2).view(b, H, D)
-        else:
-            dw_k += scale * (dw_eff * q_g).sum(0)
-            dq_g = dq_g + scale * dw_eff * w_k_acc
-        alpha_dalpha = (q_g * dq_g).sum(-1, keepdim=True)  # (b, H, 1) = sum_i alpha_i dalpha_i
-
-        # pass 3: first pooling, q_g = sum_i alpha_i q_i, alpha = softmax(scale (q_i . w_q + b_q))
-        rows_q = torch.cat([_block_diag(dq_g), scale * (s_q.t().expand(b, -1, -1) if full else
-                                                         _block_diag(w_q_acc).expand(b, -1, -1))], 1)  # fmt: skip
-        dalpha_score = _Scorer(dq_g, False)
-        for tokens in token_slices:
-            qc = _chunk(q, rows, tokens, acc, mask)
-            alpha = _weights(scores_q, rows, tokens, shift_q[rows], total_q[rows])
-            ds = alpha * (dalpha_score(qc) - alpha_dalpha)
-            lhs = torch.cat([alpha, ds], 1).transpose(1, 2)  # (b, T, 2H)
-            dq_c = torch.bmm(lhs, rows_q, out=dq[rows, tokens]) if q.dtype == acc else torch.bmm(lhs, rows_q)
-            if v is None:  # value path dv_i = g_i * k_g, added here since v is q
-                dq_c.addcmul_(g[rows, tokens].to(acc), k_global)
-                if mask is not None:
-                    dq_c.masked_fill_(~mask[rows, tokens, None], 0)
-            if q.dtype != acc:
-                dq[rows, tokens] = dq_c.to(q.dtype)
-            if full:
-                dw_q += scale * torch.bmm(qc.transpose(1, 2), ds.transpose(1, 2)).sum(0)
-            else:
-                dw_q += scale * _pool(qc, ds).sum(0)
-            db_q += scale * ds.sum((0, 2))
+        pool_backward(q, k, rows, token_slices, mask, weights, pools, dk_global.view(b, H, C // H), grads,
+                      dk_sink, dq_sink)  # fmt: skip
         if dv is not None:
             torch.mul(g[rows], k_global.to(g.dtype), out=dv[rows])
             if mask is not None:
                 dv[rows].masked_fill_(~mask[rows, :, None], 0)
-
-    if full:
-        dw_q, dw_k = (scoring_weight_grad(m, w.shape, H) for m, w in ((dw_q, w_q), (dw_k, w_k)))
-    return dq, dk, dv, dw_q.to(w_q.dtype), dw_k.to(w_k.dtype), db_q, db_k
+    return dq, dk, dv, *grads.finish(weights)
 
 
 def fastformer_attention_fused(

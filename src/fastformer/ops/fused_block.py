@@ -1,0 +1,250 @@
+"""The whole Fastformer attention block as one autograd Function, for the configurations the paper and the authors'
+notebook train: product interaction, query-value sharing, one full transform, optional extra output dense.
+
+    q = x W_query^T + b_query,  k = x W_key^T + b_key                  (B, N, C), heads side by side
+    u = fastformer_attention(q, k, v=q)                                 the fused op's two poolings
+    o = u W_r^T + b_r + q                                               transform, plus the query (not x)
+    y = o W_o^T + b_o                                                   the notebook's dense; without it y = o
+
+Why one Function: autograd around the op, the transform and the residual keeps q, k, u and o for backward and then
+allocates dL/do, dL/du, dL/dq and dL/dk as separate whole tensors: about 7 N x C activations at the notebook block's
+peak. Here forward saves q and k (and o when there is an output dense); u is never stored, since it is q * k_g and is
+rebuilt chunk by chunk; backward turns o's own buffer into dL/do (o is needed only for W_o's gradient, taken first),
+folds the value path and the residual into it, and sends dL/dk and dL/dq straight into dL/dx chunk by chunk, so
+neither exists whole. The matrix products are the same as the unfused block's; only memory traffic is saved.
+`fastformer_block_reference` composes the same block from the slow reference op: the ground truth of the tests.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from fastformer.ops.fastformer_attention import accumulation_dtype
+from fastformer.ops.fused import (
+    CHUNK_TOKENS,
+    PoolGradients,
+    PoolStatistics,
+    ScoringWeights,
+    _blocks,
+    _chunk,
+    pool_backward,
+    pool_rows,
+)
+from fastformer.ops.naive import fastformer_attention_reference
+
+
+def _flat(t: torch.Tensor) -> torch.Tensor:
+    """(b, T, C) block of a contiguous (B, N, C) tensor -> (b * T, C); the blocks `_blocks` makes are contiguous."""
+    return t.view(-1, t.shape[-1])
+
+
+def _add_outer(acc_grad: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+    """acc_grad += a^T b for (M, C) token blocks, accumulated in acc_grad's dtype."""
+    acc_grad.addmm_(a.t().to(acc_grad.dtype), b.to(acc_grad.dtype))
+
+
+def _transform(q, k_global, rows: slice, tokens: slice, mask, w_r, b_r, out: torch.Tensor) -> torch.Tensor:
+    """o = u W_r^T + b_r + q on one block, u = q * k_g rebuilt on the fly; written into out, returned as (b*T, C)."""
+    u = q[rows, tokens] * k_global  # (b, T, C), used from cache and dropped
+    if mask is not None:
+        u.masked_fill_(~mask[rows, tokens, None], 0)
+    o_c = _flat(out[rows, tokens])
+    if b_r is None:
+        torch.mm(_flat(u), w_r.t(), out=o_c)
+    else:
+        torch.addmm(b_r, _flat(u), w_r.t(), out=o_c)
+    return o_c.add_(_flat(q[rows, tokens]))
+
+
+class _FusedFastformerBlock(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, mask, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_r, b_r, w_o, b_o,
+                num_heads: int, scale: float, chunk: int):  # fmt: skip
+        B, N, C = x.shape
+        acc = accumulation_dtype(x.dtype)
+        q = F.linear(x, w_query, b_query)  # (B, N, C)
+        k = F.linear(x, w_key, b_key)
+        weights = ScoringWeights(w_q, w_k, b_q, b_k, num_heads, scale, acc)
+        pools = PoolStatistics.empty(B, N, num_heads, C // num_heads, acc, x.device)
+        o = torch.empty_like(q)
+        y = o if w_o is None else torch.empty_like(q)
+        for rows, token_slices in _blocks(B, N, chunk):
+            pool_rows(q, k, rows, token_slices, mask, weights, pools)
+            k_global = pools.k_global(rows).to(x.dtype)  # (b, 1, C)
+            for tokens in token_slices:
+                o_c = _transform(q, k_global, rows, tokens, mask, w_r, b_r, out=o)
+                if w_o is not None:
+                    if b_o is None:
+                        torch.mm(o_c, w_o.t(), out=_flat(y[rows, tokens]))
+                    else:
+                        torch.addmm(b_o, o_c, w_o.t(), out=_flat(y[rows, tokens]))
+        ctx.save_for_backward(x, mask, w_query, w_key, w_q, w_k, b_q, b_k, w_r, b_r, w_o, q, k, *pools.tensors())
+        # o is kept as an attribute, not a saved tensor: the first backward overwrites it with dL/do, which the
+        # saved-tensor version check would then refuse on a second backward (retain_graph, gradcheck); a second
+        # backward rebuilds o instead
+        ctx.o = None if w_o is None else o
+        ctx.meta = (num_heads, scale, chunk, b_query is not None, b_key is not None, b_o is not None)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        num_heads, scale, chunk, has_b_query, has_b_key, has_b_o = ctx.meta
+        x, mask, w_query, w_key, w_q, w_k, b_q, b_k, w_r, b_r, w_o, q, k, *pools = ctx.saved_tensors
+        pools = PoolStatistics(*pools)
+        o, ctx.o = ctx.o, None  # from now on only this call holds o
+        if w_o is not None and o is None:  # a second backward through the same graph: rebuild o
+            o = torch.empty_like(q)
+            for rows, token_slices in _blocks(*x.shape[:2], chunk):
+                for tokens in token_slices:
+                    _transform(q, pools.k_global(rows).to(x.dtype), rows, tokens, mask, w_r, b_r, out=o)
+        B, N, C = x.shape
+        acc = accumulation_dtype(x.dtype)
+        weights = ScoringWeights(w_q, w_k, b_q, b_k, num_heads, scale, acc)
+        grads = PoolGradients(weights, C, x.device)
+        g = grad_y.contiguous()
+
+        def zeros(*shape):
+            return torch.zeros(*shape, dtype=acc, device=x.device)
+
+        dw_query, dw_key, dw_r = zeros(C, C), zeros(C, C), zeros(C, C)
+        db_query, db_key, db_r = zeros(C), zeros(C), zeros(C)
+        dw_o = db_o = None
+        if w_o is not None:  # W_o's gradient needs o; after it, o's buffer becomes dL/do
+            dw_o, db_o = zeros(C, C), _flat(g).sum(0, dtype=acc)
+            _add_outer(dw_o, _flat(g), _flat(o))
+            grad_o = torch.matmul(g, w_o, out=o)
+        else:
+            grad_o = g
+        # e = dL/do + (value path) dL/du * k_g: everything dL/dq gets besides the poolings; o's buffer when there
+        # is one (overwritten chunk by chunk), else a new one (grad_y belongs to the caller)
+        e = grad_o if w_o is not None else torch.empty_like(g)
+        need_dx = ctx.needs_input_grad[0]
+        dx = torch.empty_like(x) if need_dx else None
+
+        def dk_sink(rows, tokens, lhs, rhs):
+            dk_c = _flat(torch.bmm(lhs, rhs).to(x.dtype))  # zero at padded tokens (their weights are 0)
+            x_c = _flat(x[rows, tokens])
+            if need_dx:
+                torch.mm(dk_c, w_key, out=_flat(dx[rows, tokens]))
+            _add_outer(dw_key, dk_c, x_c)
+            db_key.add_(dk_c.sum(0, dtype=acc))
+
+        def dq_sink(rows, tokens, lhs, rhs):
+            dq_c = _flat(torch.baddbmm(e[rows, tokens].to(acc), lhs, rhs).to(x.dtype))
+            if need_dx:
+                _flat(dx[rows, tokens]).addmm_(dq_c, w_query)
+            _add_outer(dw_query, dq_c, _flat(x[rows, tokens]))
+            db_query.add_(dq_c.sum(0, dtype=acc))
+
+        for rows, token_slices in _blocks(B, N, chunk):
+            b = rows.stop - rows.start
+            k_global = pools.k_global(rows).to(x.dtype)  # (b, 1, C)
+            dk_global = zeros(b, C)
+            # pass 1: the transform and the value path, chunk by chunk
+            for tokens in token_slices:
+                do_c = grad_o[rows, tokens]  # (b, T, C)
+                q_c = q[rows, tokens]
+                u = q_c * k_global  # rebuilt, never stored
+                if mask is not None:
+                    u.masked_fill_(~mask[rows, tokens, None], 0)
+                _add_outer(dw_r, _flat(do_c), _flat(u))
+                if b_r is not None:
+                    db_r.add_(_flat(do_c).sum(0, dtype=acc))
+                du = torch.matmul(do_c, w_r)  # (b, T, C)
+                if mask is not None:
+                    du.masked_fill_(~mask[rows, tokens, None], 0)
+                dk_global += (du.to(acc) * _chunk(q, rows, tokens, acc, mask)).sum(1)  # sum_i du_i * v_i
+                if e is grad_o:  # in place: o's buffer
+                    do_c.addcmul_(du, k_global)
+                else:
+                    torch.addcmul(do_c, du, k_global, out=e[rows, tokens])
+            pool_backward(q, k, rows, token_slices, mask, weights, pools, dk_global.view(b, num_heads, -1), grads,
+                          dk_sink, dq_sink)  # fmt: skip
+        dw_q, dw_k, db_q, db_k = grads.finish(weights)
+
+        def cast(t, like):
+            return t.to(like.dtype)
+
+        return (
+            dx, None,
+            cast(dw_query, w_query), cast(db_query, w_query) if has_b_query else None,
+            cast(dw_key, w_key), cast(db_key, w_key) if has_b_key else None,
+            dw_q, dw_k, None if b_q is None else db_q.to(b_q.dtype), None if b_k is None else db_k.to(b_k.dtype),
+            cast(dw_r, w_r), cast(db_r, w_r) if b_r is not None else None,
+            None if w_o is None else cast(dw_o, w_o), cast(db_o, w_o) if has_b_o else None,
+            None, None, None,
+        )  # fmt: skip
+
+
+def _check(x, mask, num_heads, linears, w_q, w_k):
+    B, N, C = x.shape
+    if C % num_heads:
+        raise ValueError(f"channels {C} are not divisible by num_heads {num_heads}")
+    for name, w in linears.items():
+        if w is not None and tuple(w.shape) != (C, C):
+            raise ValueError(f"{name} must have shape (C, C) = {(C, C)}, got {tuple(w.shape)}")
+    D = C // num_heads
+    for name, w in (("w_q", w_q), ("w_k", w_k)):
+        if tuple(w.shape) not in ((num_heads, D), (num_heads, num_heads, D)):
+            raise ValueError(f"{name} must have shape (H, D) or (H, H, D) with H={num_heads}, D={D}")
+    if mask is not None and (mask.dtype != torch.bool or tuple(mask.shape) != (B, N)):
+        raise ValueError(f"mask must be a bool tensor of shape (B, N) = {(B, N)}")
+
+
+def fastformer_block_fused(
+    x: torch.Tensor,
+    w_query: torch.Tensor,
+    b_query: torch.Tensor | None,
+    w_key: torch.Tensor,
+    b_key: torch.Tensor | None,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    w_transform: torch.Tensor,
+    b_transform: torch.Tensor | None,
+    w_out: torch.Tensor | None = None,
+    b_out: torch.Tensor | None = None,
+    mask: torch.Tensor | None = None,
+    *,
+    num_heads: int,
+    b_q: torch.Tensor | None = None,
+    b_k: torch.Tensor | None = None,
+    scale: float | None = None,
+    chunk_tokens: int | None = None,
+) -> torch.Tensor:
+    """The Fastformer attention block (query-value sharing, product interaction), x (B, N, C) -> (B, N, C).
+
+    w_query, w_key, w_transform, w_out: (C, C) Linear weights (out x in) with biases (C,) or None; w_out None
+    leaves out the output dense (the paper's block). w_q, w_k: the scoring weights, (H, D) per head or (H, H, D)
+    full as in `fastformer_attention`, with biases b_q, b_k (H,) or None; scale defaults to 1/sqrt(D). mask: (B, N)
+    bool, True = real token; at padded tokens u is 0, so the output there is b_transform + q (then the dense), as in
+    the unfused block. Same values as `fastformer_block_reference`, with about 5 N x C activations at the peak of
+    forward + backward instead of 7. chunk_tokens as in `fastformer_attention_fused`.
+    """
+    _check(x, mask, num_heads, dict(w_query=w_query, w_key=w_key, w_transform=w_transform, w_out=w_out), w_q, w_k)
+    scale = (x.shape[-1] // num_heads) ** -0.5 if scale is None else scale
+    if chunk_tokens is None:
+        chunk_tokens = CHUNK_TOKENS if x.device.type == "cpu" else max(1, x.shape[0] * x.shape[1])
+    if chunk_tokens < 1:
+        raise ValueError(f"chunk_tokens must be positive, got {chunk_tokens}")
+    return _FusedFastformerBlock.apply(
+        x.contiguous(), mask, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_transform, b_transform,
+        w_out, b_out, num_heads, scale, int(chunk_tokens),
+    )  # fmt: skip
+
+
+def fastformer_block_reference(
+    x, w_query, b_query, w_key, b_key, w_q, w_k, w_transform, b_transform, w_out=None, b_out=None, mask=None, *,
+    num_heads: int, b_q=None, b_k=None, scale=None,
+) -> torch.Tensor:  # fmt: skip
+    """The same block, spelled out with the slow reference op on (B, H, N, D): the ground truth of the tests."""
+    B, N, C = x.shape
+    q = F.linear(x, w_query, b_query)
+    k = F.linear(x, w_key, b_key)
+
+    def heads(t):  # (B, N, C) -> (B, H, N, D)
+        return t.view(B, N, num_heads, C // num_heads).transpose(1, 2)
+
+    u = fastformer_attention_reference(heads(q), heads(k), heads(q), w_q, w_k, mask, b_q=b_q, b_k=b_k, scale=scale)
+    o = F.linear(u.transpose(1, 2).reshape(B, N, C), w_transform, b_transform) + q
+    return o if w_out is None else F.linear(o, w_out, b_out)
