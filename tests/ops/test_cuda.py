@@ -39,3 +39,24 @@ def test_compiled_layer_on_cuda_matches_eager(dtype):
     (g_eager,) = torch.autograd.grad(eager[mask].float().sum(), x)
     (g_comp,) = torch.autograd.grad(compiled[mask].float().sum(), x)
     assert_rms_close(g_comp.float().cpu(), g_eager.float().cpu(), torch.bfloat16)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("output_dense", [False, True])
+def test_fused_block_on_cuda_matches_the_reference(dtype, output_dense):
+    from fastformer.ops import fastformer_block_fused, fastformer_block_reference
+    from tests.ops.test_fused_block import NAMES, block_inputs, call
+
+    t = block_inputs(2, 1000, 8, 32, dtype, "full", output_dense, requires_grad=True)
+    mask = right_padding_mask([1000, 437], 1000)
+    ref_t = {k: None if v is None else v.detach().double().requires_grad_() for k, v in t.items()}
+    cuda_t = {k: None if v is None else v.detach().cuda().requires_grad_() for k, v in t.items()}
+    fast = call(fastformer_block_fused, cuda_t, mask.cuda(), 8)
+    ref = call(fastformer_block_reference, ref_t, mask, 8)
+    assert_rms_close(fast.cpu(), ref, dtype, "output")
+    grad = torch.randn_like(ref)
+    (fast * grad.cuda().to(dtype)).sum().backward()
+    (ref * grad).sum().backward()
+    for name in NAMES[:-2]:
+        if t[name] is not None:
+            assert_rms_close(cuda_t[name].grad.cpu(), ref_t[name].grad, dtype, f"grad {name}")

@@ -102,8 +102,9 @@ def test_layer_fused_equals_unfused(preset):
 
 @pytest.mark.parametrize("output_dense", [True, False])
 def test_peak_training_memory_in_activations(output_dense):
-    """Forward + backward of the block keeps about 5 N x C activations at its peak (the output and dL/dx included):
-    q, k, o (reused for dL/do), dL/dx and the output; the unfused block needs about 7."""
+    """Forward + backward of the block keeps about 4.4 N x C activations at its peak (the output and dL/dx
+    included): q, o (reused for dL/do), dL/dx, the output and the (N, H) scores; k is never formed. The unfused
+    block needs about 7 with the fused op and 10 with plain autograd."""
     n, C = 2**15, 256
     layer = FastformerAttention(C, 16, scoring="full", output_dense=output_dense)
     x = torch.randn(1, n, C, requires_grad=True)
@@ -114,7 +115,7 @@ def test_peak_training_memory_in_activations(output_dense):
         layer(x).backward(grad)
 
     peak = peak_memory_bytes(step) / unit
-    assert peak < 5.5, peak
+    assert peak < 4.8, peak
 
 
 def test_two_backward_passes_through_one_graph():

@@ -13,6 +13,7 @@ from fastformer.ops.fastformer_attention import (
     masked_softmax,
 )
 from fastformer.ops.fused import fastformer_attention_fused
+from fastformer.ops.fused_block import fastformer_block_fused, fastformer_block_reference
 from fastformer.ops.naive import causal_fastformer_attention_reference, fastformer_attention_reference
 
 __all__ = [
@@ -25,6 +26,8 @@ __all__ = [
     "fastformer_attention",
     "fastformer_attention_fused",
     "fastformer_attention_reference",
+    "fastformer_block_fused",
+    "fastformer_block_reference",
     "head_scores",
     "masked_softmax",
 ]

@@ -89,23 +89,23 @@ def _pool(xc: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     return torch.einsum("bnhd,bhn->bhd", xc.view(b, T, H, C // H), weights)
 
 
-def _online_pool(x, rows, token_slices, mask, score, bias, acc, scores_out):
+def _online_pool(x, rows, token_slices, mask, score, bias, acc, scores_out, pool=None):
     """Softmax-weighted sum over tokens of one batch block, one pass over the chunks (online softmax).
 
     Writes the masked scores into scores_out[rows] (B, H, N); returns (pooled (b, H, D), shift (b, H), total (b, H))
-    with softmax weights = exp(scores - shift) / total.
+    with softmax weights = exp(scores - shift) / total. bias: (H,) or (b, H), added to the scores. pool(xc, e):
+    the weighted sum of one chunk (default: each head's own channels, `_pool`).
     """
     b = rows.stop - rows.start
     H = scores_out.shape[1]
-    D = x.shape[-1] // H
     running_max = torch.full((b, H), float("-inf"), dtype=acc, device=x.device)
     total = torch.zeros(b, H, dtype=acc, device=x.device)
-    pooled = torch.zeros(b, H, D, dtype=acc, device=x.device)
+    pooled = None
     for tokens in token_slices:
         xc = _chunk(x, rows, tokens, acc, mask)
         s = score(xc)  # (b, H, T)
         if bias is not None:
-            s = s + bias[:, None]
+            s = s + bias[..., None]
         if mask is not None:
             s = s.masked_fill(~mask[rows, None, tokens], float("-inf"))
         scores_out[rows, :, tokens] = s
@@ -114,7 +114,8 @@ def _online_pool(x, rows, token_slices, mask, score, bias, acc, scores_out):
         rescale = torch.exp(running_max - shift)  # 0 while nothing was seen (max = -inf)
         e = torch.exp(s - shift[..., None])  # exp(-inf) = 0 at padded tokens
         total = total * rescale + e.sum(-1)
-        pooled = pooled * rescale[..., None] + _pool(xc, e)
+        part = _pool(xc, e) if pool is None else pool(xc, e)
+        pooled = part if pooled is None else pooled * rescale[..., None] + part  # rescale is 0 on the first chunk
         running_max = new_max
     shift = torch.where(torch.isfinite(running_max), running_max, torch.zeros_like(running_max))
     return pooled / total.clamp_min(torch.finfo(acc).tiny)[..., None], shift, total
@@ -166,25 +167,32 @@ class PoolStatistics:
         return (self.q_global[rows] * self.k_mean[rows]).reshape(b, 1, -1)
 
 
-def pool_rows(q, k, rows: slice, token_slices, mask, weights: ScoringWeights, pools: PoolStatistics) -> None:
-    """Both additive poolings of one batch block (forward), written into `pools` at `rows`."""
+def pool_queries(q, rows: slice, token_slices, mask, weights: ScoringWeights, pools: PoolStatistics) -> None:
+    """The first additive pooling of one batch block (forward): q_global and its statistics into `pools`."""
     b, H, C = rows.stop - rows.start, weights.num_heads, q.shape[-1]
-    D, scale = C // H, weights.scale
     if weights.full:
-        score_q = _Scorer(scale * weights.s_q.expand(b, -1, -1), True)
+        score_q = _Scorer(weights.scale * weights.s_q.expand(b, -1, -1), True)
     else:
-        score_q = _Scorer(scale * weights.w_q.expand(b, H, D), False)
-    stats = pools.stats
-    pools.q_global[rows], stats[0, rows], stats[1, rows] = _online_pool(
+        score_q = _Scorer(weights.scale * weights.w_q.expand(b, H, C // H), False)
+    pools.q_global[rows], pools.stats[0, rows], pools.stats[1, rows] = _online_pool(
         q, rows, token_slices, mask, score_q, weights.b_q, weights.acc, pools.scores_q
     )
-    # scores of p_i = q_g * k_i, read off k_i with q_g folded into the scoring weights
-    q_g = pools.q_global[rows]
+
+
+def effective_key_scoring(weights: ScoringWeights, q_g: torch.Tensor) -> torch.Tensor:
+    """The key scoring with q_g folded in, w_eff = scale w_k q_g: (b, C, H) for full scoring, else (b, H, D)."""
+    b, H, D = q_g.shape
     if weights.full:
-        score_k = _Scorer(scale * q_g.reshape(b, C, 1) * weights.s_k, True)  # (b, C, H)
-    else:
-        score_k = _Scorer(scale * weights.w_k * q_g, False)
-    pools.k_mean[rows], stats[2, rows], stats[3, rows] = _online_pool(
+        return weights.scale * q_g.reshape(b, H * D, 1) * weights.s_k
+    return weights.scale * weights.w_k * q_g
+
+
+def pool_rows(q, k, rows: slice, token_slices, mask, weights: ScoringWeights, pools: PoolStatistics) -> None:
+    """Both additive poolings of one batch block (forward), written into `pools` at `rows`."""
+    pool_queries(q, rows, token_slices, mask, weights, pools)
+    # scores of p_i = q_g * k_i, read off k_i with q_g folded into the scoring weights
+    score_k = _Scorer(effective_key_scoring(weights, pools.q_global[rows]), weights.full)
+    pools.k_mean[rows], pools.stats[2, rows], pools.stats[3, rows] = _online_pool(
         k, rows, token_slices, mask, score_k, weights.b_k, weights.acc, pools.scores_k
     )
 
@@ -211,45 +219,72 @@ class PoolGradients:
 def pool_backward(q, k, rows, token_slices, mask, weights, pools, dk_global, grads, dk_sink, dq_sink) -> None:
     """Backward through both poolings of one batch block, given dk_g = dL/dk_global (b, H, D).
 
-    Pass 2 reads k and hands each chunk's dL/dk to dk_sink(rows, tokens, lhs, rhs) as the factors of
-    lhs @ rhs ((b, T, 2H) @ (b, 2H, C)); pass 3 reads q and hands dL/dq (through the poolings only) to dq_sink
-    the same way, so a caller writes them where it wants them (a gradient buffer, or straight into the next
-    matrix product). Scoring-weight gradients are added into `grads`. The math is in `_backward`'s docstring.
+    Pass 2 (`key_pass`) reads k and hands each chunk's dL/dk to dk_sink(rows, tokens, lhs, rhs) as the factors of
+    lhs @ rhs ((b, T, 2H) @ (b, 2H, C)); pass 3 (`query_pass`) reads q and hands dL/dq (through the poolings only)
+    to dq_sink the same way, so a caller writes them where it wants them. Scoring-weight gradients are added into
+    `grads`. The math is in `_backward`'s docstring.
     """
-    b, H, C = rows.stop - rows.start, weights.num_heads, q.shape[-1]
-    D, scale, acc = C // H, weights.scale, weights.acc
-    shift_q, total_q, shift_k, total_k = pools.stats
-    q_g, k_m = pools.q_global[rows], pools.k_mean[rows]  # (b, H, D)
-    dq_g = dk_global * k_m
-    dk_mean = dk_global * q_g
-    beta_dbeta = (k_m * dk_mean).sum(-1, keepdim=True)  # (b, H, 1) = sum_i beta_i dbeta_i
+    dq_g, dk_mean = key_pool_grads(pools, rows, dk_global)
+    dw_eff = key_pass(k, rows, token_slices, mask, weights, pools, dk_mean, grads, dk_sink)
+    dq_g = dq_g + key_scoring_grads(weights, pools.q_global[rows], dw_eff, grads)
+    query_pass(q, rows, token_slices, mask, weights, pools, dq_g, grads, dq_sink)
 
-    # pass 2: second pooling, k_mean = sum_i beta_i k_i, beta = softmax(k_i . w_eff + scale b_k)
-    if weights.full:
-        w_eff = scale * q_g.reshape(b, C, 1) * weights.s_k  # (b, C, H)
-        rows_k = torch.cat([_block_diag(dk_mean), w_eff.transpose(1, 2)], 1)  # (b, 2H, C)
-        dw_eff = torch.zeros(b, C, H, dtype=acc, device=q.device)
-    else:
-        w_eff = scale * weights.w_k * q_g  # (b, H, D)
-        rows_k = torch.cat([_block_diag(dk_mean), _block_diag(w_eff)], 1)
-        dw_eff = torch.zeros(b, H, D, dtype=acc, device=q.device)
+
+def key_pool_grads(pools: PoolStatistics, rows: slice, dk_global: torch.Tensor):
+    """(dL/dq_g through k_g = q_g * k_mean, dL/dk_mean), both (b, H, D)."""
+    return dk_global * pools.k_mean[rows], dk_global * pools.q_global[rows]
+
+
+def key_rows(weights: ScoringWeights, dk_mean: torch.Tensor, w_eff: torch.Tensor) -> torch.Tensor:
+    """rhs (b, 2H, C) of dL/dk_i = [beta_i; dt_i] @ rhs: block-diag(dk_mean) over the scoring rows w_eff^T."""
+    scoring = w_eff.transpose(1, 2) if weights.full else _block_diag(w_eff)
+    return torch.cat([_block_diag(dk_mean), scoring], 1)
+
+
+def key_softmax_grad(pools, rows, tokens, dbeta, beta_dbeta):
+    """(beta, dt) of one chunk: the second pooling's weights and dL/d(score), from dbeta_i = k_i . dk_mean."""
+    shift_k, total_k = pools.stats[2], pools.stats[3]
+    beta = _weights(pools.scores_k, rows, tokens, shift_k[rows], total_k[rows])  # (b, H, T)
+    return beta, beta * (dbeta - beta_dbeta)
+
+
+def key_pass(k, rows, token_slices, mask, weights, pools, dk_mean, grads, dk_sink) -> torch.Tensor:
+    """Pass 2: the second pooling, k_mean = sum_i beta_i k_i, beta = softmax(k_i . w_eff + scale b_k).
+
+    Hands dL/dk to dk_sink chunk by chunk; returns dw_eff = sum_i dt_i k_i, (b, C, H) or (b, H, D)."""
+    b, H, C = rows.stop - rows.start, weights.num_heads, k.shape[-1]
+    acc = weights.acc
+    w_eff = effective_key_scoring(weights, pools.q_global[rows])
+    rows_k = key_rows(weights, dk_mean, w_eff)
+    dw_eff = torch.zeros_like(w_eff)
+    beta_dbeta = (pools.k_mean[rows] * dk_mean).sum(-1, keepdim=True)  # (b, H, 1) = sum_i beta_i dbeta_i
     dbeta_score = _Scorer(dk_mean, False)
     for tokens in token_slices:
         kc = _chunk(k, rows, tokens, acc, mask)
-        beta = _weights(pools.scores_k, rows, tokens, shift_k[rows], total_k[rows])  # (b, H, T)
-        dt = beta * (dbeta_score(kc) - beta_dbeta)
+        beta, dt = key_softmax_grad(pools, rows, tokens, dbeta_score(kc), beta_dbeta)
         dk_sink(rows, tokens, torch.cat([beta, dt], 1).transpose(1, 2), rows_k)  # lhs (b, T, 2H)
         dw_eff += torch.bmm(kc.transpose(1, 2), dt.transpose(1, 2)) if weights.full else _pool(kc, dt)
-        grads.b_k += scale * dt.sum((0, 2))
-    if weights.full:
-        grads.w_k += scale * (q_g.reshape(b, C, 1) * dw_eff).sum(0)  # as the (C, H) matrix
-        dq_g = dq_g + scale * (dw_eff * weights.s_k).sum(2).view(b, H, D)
-    else:
-        grads.w_k += scale * (dw_eff * q_g).sum(0)
-        dq_g = dq_g + scale * dw_eff * weights.w_k
-    alpha_dalpha = (q_g * dq_g).sum(-1, keepdim=True)  # (b, H, 1) = sum_i alpha_i dalpha_i
+        grads.b_k += weights.scale * dt.sum((0, 2))
+    return dw_eff
 
-    # pass 3: first pooling, q_g = sum_i alpha_i q_i, alpha = softmax(scale (q_i . w_q + b_q))
+
+def key_scoring_grads(weights: ScoringWeights, q_g: torch.Tensor, dw_eff: torch.Tensor, grads) -> torch.Tensor:
+    """Adds w_k's gradient from dw_eff into grads; returns the part of dL/dq_g that flows through w_eff."""
+    b, H, D = q_g.shape
+    scale = weights.scale
+    if weights.full:
+        grads.w_k += scale * (q_g.reshape(b, H * D, 1) * dw_eff).sum(0)  # as the (C, H) matrix
+        return scale * (dw_eff * weights.s_k).sum(2).view(b, H, D)
+    grads.w_k += scale * (dw_eff * q_g).sum(0)
+    return scale * dw_eff * weights.w_k
+
+
+def query_pass(q, rows, token_slices, mask, weights, pools, dq_g, grads, dq_sink) -> None:
+    """Pass 3: the first pooling, q_g = sum_i alpha_i q_i, alpha = softmax(scale (q_i . w_q + b_q))."""
+    b, acc, scale = rows.stop - rows.start, weights.acc, weights.scale
+    shift_q, total_q = pools.stats[0], pools.stats[1]
+    q_g = pools.q_global[rows]
+    alpha_dalpha = (q_g * dq_g).sum(-1, keepdim=True)  # (b, H, 1) = sum_i alpha_i dalpha_i
     scoring_rows = weights.s_q.t() if weights.full else _block_diag(weights.w_q)  # (H, C)
     rows_q = torch.cat([_block_diag(dq_g), scale * scoring_rows.expand(b, -1, -1)], 1)
     dalpha_score = _Scorer(dq_g, False)
