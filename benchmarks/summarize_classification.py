@@ -14,12 +14,20 @@ import sys
 from pathlib import Path
 
 SETS = {"imdb8": "IMDB 8-class rating", "imdb2": "IMDB 2-class sentiment", "yelp5": "Yelp-5"}
-MODELS = {"fastformer512": "Fastformer @512", "fastformer1024": "Fastformer @1024", "softmax512": "Transformer (softmax, SDPA) @512"}
+MODELS = {
+    "fastformer512": "Fastformer @512",
+    "fastformer1024": "Fastformer @1024",
+    "softmax512": "Transformer (softmax, SDPA) @512",
+}
 # (label, run variant, paper's Amazon accuracy / macro-F1)
 INTERACTION = [("product", "fastformer512", "66.13 / 43.23"), ("add", "add", "65.22 / 41.89"),
                ("concat", "concat", "64.47 / 40.87")]  # fmt: skip
-SHARING = [("no sharing", "nosharing", "65.87 / 42.76"), ("query-value", "qv", "65.92 / 42.98"),
-           ("QV + head-wise", "qvhead", "65.63 / 42.43"), ("QV + layer-wise", "fastformer512", "66.13 / 43.23")]  # fmt: skip
+SHARING = [
+    ("no sharing", "nosharing", "65.87 / 42.76"),
+    ("query-value", "qv", "65.92 / 42.98"),
+    ("QV + head-wise", "qvhead", "65.63 / 42.43"),
+    ("QV + layer-wise", "fastformer512", "66.13 / 43.23"),
+]
 
 
 def mean_std(values: list[float], digits: int = 2, scale: float = 100.0) -> str:
@@ -68,8 +76,10 @@ def main_table(runs: dict, tfidf_root: Path) -> str:
 
 
 def ablation(runs: dict, rows: list[tuple[str, str, str]], title: str) -> str:
-    lines = [f"| {title} | seeds | test accuracy | test macro-F1 | parameters | training s | tokens/s | paper (Amazon) |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    header = (
+        f"| {title} | seeds | test accuracy | test macro-F1 | parameters | training s | tokens/s | paper (Amazon) |"
+    )
+    lines = [header, "|---|---:|---:|---:|---:|---:|---:|---|"]
     for label, variant, paper in rows:
         if ("yelp5", variant) in runs:
             lines.append(f"| {label} | {cells(runs['yelp5', variant])} | {paper} |")

@@ -30,8 +30,8 @@ def block_inputs(B, N, H, D, dtype, scoring="full", output_dense=True, seed=0, r
 
 
 def call(fn, t, mask, H, **kw):
-    return fn(t["x"], t["w_query"], t["b_query"], t["w_key"], t["b_key"], t["w_q"], t["w_k"], t["w_transform"],
-              t["b_transform"], t["w_out"], t["b_out"], mask, num_heads=H, b_q=t["b_q"], b_k=t["b_k"], **kw)  # fmt: skip
+    weights = [t[name] for name in NAMES[1:11]]
+    return fn(t["x"], *weights, mask, num_heads=H, b_q=t["b_q"], b_k=t["b_k"], **kw)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])

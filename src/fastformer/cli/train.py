@@ -32,8 +32,11 @@ FLAGS = {
     "format": (str, "csv, tsv, jsonl, fasttext or folder (default: from the file name)"),
     "validation-fraction": (float, "hold-out fraction when no validation file is given"),
     "binary-threshold": (float, "map numeric labels to pos (>= threshold) / neg, e.g. 7 for IMDB sentiment"),
-    "max-train-examples": (int, "use only N training examples (classification: see --subset; summarize: the first N)"),
-    "max-eval-examples": (int, "use only N validation / test examples (classification: see --subset; summarize: the first N)"),
+    "max-train-examples": (int, "use only N training examples (classification: see --subset; else the first N)"),
+    "max-eval-examples": (
+        int,
+        "use only N validation / test examples (classification: see --subset; else the first N)",
+    ),
     "subset": (
         str,
         "classification: which examples --max-*-examples keeps: random (default; a fixed-seed sample, the same "

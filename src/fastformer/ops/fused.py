@@ -148,7 +148,8 @@ class PoolStatistics:
     q_global and k_mean (B, H, D); nothing of size N x C."""
 
     def __init__(self, scores_q, scores_k, stats, q_global, k_mean):
-        self.scores_q, self.scores_k, self.stats = scores_q, scores_k, stats  # stats: shift_q, total_q, shift_k, total_k
+        self.scores_q, self.scores_k = scores_q, scores_k
+        self.stats = stats  # (4, B, H): shift_q, total_q, shift_k, total_k
         self.q_global, self.k_mean = q_global, k_mean
 
     @classmethod
@@ -252,7 +253,6 @@ def key_pass(k, rows, token_slices, mask, weights, pools, dk_mean, grads, dk_sin
     """Pass 2: the second pooling, k_mean = sum_i beta_i k_i, beta = softmax(k_i . w_eff + scale b_k).
 
     Hands dL/dk to dk_sink chunk by chunk; returns dw_eff = sum_i dt_i k_i, (b, C, H) or (b, H, D)."""
-    b, H, C = rows.stop - rows.start, weights.num_heads, k.shape[-1]
     acc = weights.acc
     w_eff = effective_key_scoring(weights, pools.q_global[rows])
     rows_k = key_rows(weights, dk_mean, w_eff)

@@ -52,7 +52,7 @@ class ClassificationConfig:
     binary_threshold: float | None = None  # numeric labels >= threshold -> "pos", else "neg" (IMDB sentiment)
     max_train_examples: int | None = None
     max_eval_examples: int | None = None
-    subset: str = "random"  # how the max_*_examples limits choose: "random" (seeded, the same for every --seed) or "first"
+    subset: str = "random"  # what max_*_examples keep: "random" (one fixed sample for every --seed) or "first"
     tokenizer: str | None = None  # an existing tokenizer folder; None trains one on the training texts
     vocab_size: int = 30000
     max_length: int = 512
