@@ -402,11 +402,19 @@ def fastformer_attention_fused(
     CHUNK_TOKENS on the CPU, where cache locality pays, and the whole batch at once on accelerators, where each
     piece costs kernel launches instead.
     """
-    B, N, C = q.shape
     if k.shape != q.shape or v.shape != q.shape:
         raise ValueError(
             f"q, k, v must share one shape (B, N, C); got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
         )
+    scale, chunk_tokens = check_arguments(q, mask, w_q, w_k, num_heads, scale, chunk_tokens)
+    return _FusedFastformerAttention.apply(q, k, v, w_q, w_k, b_q, b_k, mask, num_heads, scale, v is q, chunk_tokens)
+
+
+def check_arguments(x, mask, w_q, w_k, num_heads: int, scale: float | None, chunk_tokens: int | None):
+    """Validates the shapes shared by the fused functions; returns (scale, chunk_tokens) with their defaults:
+    1/sqrt(D), and CHUNK_TOKENS on the CPU, where cache locality pays, or the whole batch at once on accelerators,
+    where each piece costs kernel launches instead."""
+    B, N, C = x.shape
     if C % num_heads:
         raise ValueError(f"channels {C} are not divisible by num_heads {num_heads}")
     head_size = C // num_heads
@@ -415,11 +423,8 @@ def fastformer_attention_fused(
             raise ValueError(f"{name} must have shape (H, D) or (H, H, D) with H={num_heads}, D={head_size}")
     if mask is not None and (mask.dtype != torch.bool or tuple(mask.shape) != (B, N)):
         raise ValueError(f"mask must be a bool tensor of shape (B, N) = {(B, N)}")
-    scale = head_size**-0.5 if scale is None else scale
     if chunk_tokens is None:
-        chunk_tokens = CHUNK_TOKENS if q.device.type == "cpu" else max(1, B * N)
+        chunk_tokens = CHUNK_TOKENS if x.device.type == "cpu" else max(1, B * N)
     if chunk_tokens < 1:
         raise ValueError(f"chunk_tokens must be positive, got {chunk_tokens}")
-    return _FusedFastformerAttention.apply(
-        q, k, v, w_q, w_k, b_q, b_k, mask, num_heads, scale, v is q, int(chunk_tokens)
-    )
+    return head_size**-0.5 if scale is None else scale, int(chunk_tokens)

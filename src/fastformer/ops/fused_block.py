@@ -27,7 +27,6 @@ import torch.nn.functional as F
 
 from fastformer.ops.fastformer_attention import accumulation_dtype
 from fastformer.ops.fused import (
-    CHUNK_TOKENS,
     PoolGradients,
     PoolStatistics,
     ScoringWeights,
@@ -35,6 +34,7 @@ from fastformer.ops.fused import (
     _blocks,
     _chunk,
     _online_pool,
+    check_arguments,
     effective_key_scoring,
     key_pool_grads,
     key_rows,
@@ -271,21 +271,6 @@ class _FusedFastformerBlock(torch.autograd.Function):
         )  # fmt: skip
 
 
-def _check(x, mask, num_heads, linears, w_q, w_k):
-    B, N, C = x.shape
-    if C % num_heads:
-        raise ValueError(f"channels {C} are not divisible by num_heads {num_heads}")
-    for name, w in linears.items():
-        if w is not None and tuple(w.shape) != (C, C):
-            raise ValueError(f"{name} must have shape (C, C) = {(C, C)}, got {tuple(w.shape)}")
-    D = C // num_heads
-    for name, w in (("w_q", w_q), ("w_k", w_k)):
-        if tuple(w.shape) not in ((num_heads, D), (num_heads, num_heads, D)):
-            raise ValueError(f"{name} must have shape (H, D) or (H, H, D) with H={num_heads}, D={D}")
-    if mask is not None and (mask.dtype != torch.bool or tuple(mask.shape) != (B, N)):
-        raise ValueError(f"mask must be a bool tensor of shape (B, N) = {(B, N)}")
-
-
 def fastformer_block_fused(
     x: torch.Tensor,
     w_query: torch.Tensor,
@@ -316,15 +301,14 @@ def fastformer_block_fused(
     forward + backward instead of 7, and 9 instead of 12 full-width matrix products (k is never formed).
     chunk_tokens as in `fastformer_attention_fused`.
     """
-    _check(x, mask, num_heads, dict(w_query=w_query, w_key=w_key, w_transform=w_transform, w_out=w_out), w_q, w_k)
-    scale = (x.shape[-1] // num_heads) ** -0.5 if scale is None else scale
-    if chunk_tokens is None:
-        chunk_tokens = CHUNK_TOKENS if x.device.type == "cpu" else max(1, x.shape[0] * x.shape[1])
-    if chunk_tokens < 1:
-        raise ValueError(f"chunk_tokens must be positive, got {chunk_tokens}")
+    scale, chunk_tokens = check_arguments(x, mask, w_q, w_k, num_heads, scale, chunk_tokens)
+    C = x.shape[-1]
+    for name, w in dict(w_query=w_query, w_key=w_key, w_transform=w_transform, w_out=w_out).items():
+        if w is not None and tuple(w.shape) != (C, C):
+            raise ValueError(f"{name} must have shape (C, C) = {(C, C)}, got {tuple(w.shape)}")
     return _FusedFastformerBlock.apply(
         x.contiguous(), mask, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_transform, b_transform,
-        w_out, b_out, num_heads, scale, int(chunk_tokens),
+        w_out, b_out, num_heads, scale, chunk_tokens,
     )  # fmt: skip
 
 
