@@ -30,5 +30,12 @@ def test_max_examples_on_a_label_sorted_file_keeps_every_label():
     assert {e.label for e in first["test"]} == {"pos"}
     sampled = load_splits(ClassificationConfig.from_dict(values))  # the default: a seeded random sample
     assert {e.label for e in sampled["test"]} == {"pos", "neg"}
-    assert [e.text for e in sampled["test"]] == [e.text for e in load_splits(ClassificationConfig.from_dict(
-        {**values, "seed": 7}))["test"]]  # fmt: skip  # the same examples whatever the training seed
+
+
+def test_the_random_subset_does_not_depend_on_the_training_seed():
+    def test_texts(seed):
+        cfg = ClassificationConfig.from_dict(dict(seed=seed, max_train_examples=100, max_eval_examples=50))
+        return [e.text for e in load_splits(cfg)["test"]]  # the built-in task: 300 generated test documents
+
+    assert test_texts(1) == test_texts(2)
+    assert len(test_texts(1)) == 50
