@@ -6,6 +6,7 @@
 # Yelp-5 x {Fastformer@512, softmax@512} (no Yelp review exceeds 512 tokens, so Fastformer@1024 would be the same
 # model); the ablations on Yelp-5 (the stand-in for the paper's Amazon): interaction (add, concat; product is the
 # Fastformer@512 row) and sharing (none, query-value, QV + head-wise; QV + layer-wise is the Fastformer@512 row).
+# Head-wise sharing shares the scoring vectors and the transform between heads, so it runs with a per-head transform.
 # Everything else is the paper's default: hidden 256, 16 heads, 2 layers, Adam 1e-3, batch 64, dropout 0.2.
 # The sizes below are what fits the 2-core budget (JOBS runs side by side, THREADS threads each); the full sets run
 # with IMDB_TRAIN= IMDB_EVAL= YELP_TRAIN= YELP_EVAL= EPOCHS=3 (empty = all examples). The --max-*-examples limits
@@ -41,7 +42,8 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
     echo "yelp5-concat-seed$seed $yelp --seed $seed --max-length 512 --model interaction=concat"
     echo "yelp5-nosharing-seed$seed $yelp --seed $seed --max-length 512 --model query_value_sharing=false --model layer_sharing=false"
     echo "yelp5-qv-seed$seed $yelp --seed $seed --max-length 512 --model layer_sharing=false"
-    echo "yelp5-qvhead-seed$seed $yelp --seed $seed --max-length 512 --model layer_sharing=false --model head_sharing=true"
+    echo "yelp5-qvhead-seed$seed $yelp --seed $seed --max-length 512 --model layer_sharing=false --model head_sharing=true \
+ --model transform=per_head"  # heads share scoring vectors and transform, so the transform must be per head
   done
 }
 run_one() {
