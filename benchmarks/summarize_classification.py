@@ -69,9 +69,12 @@ def main_table(runs: dict, tfidf_root: Path) -> str:
                 f"| {set_label} | TF-IDF + LR (all training data) | 1 | {test['accuracy'] * 100:.2f} | "
                 f"{test['macro_f1'] * 100:.2f} | | | |"
             )
-    first = next(iter(runs.values()))[0]
-    lines += ["", f"examples per run (first row found): train {first['train']['examples']}, "
-              f"validation {first['validation']['examples']}, test {first['test']['examples']}"]  # fmt: skip
+    lines.append("")
+    for set_name, set_label in SETS.items():
+        first = next((rows[0] for (name, _), rows in runs.items() if name == set_name), None)
+        if first:
+            counts = {split: first[split]["examples"] for split in ("train", "validation", "test")}
+            lines.append(f"- {set_label}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()) + " examples per run")
     return "\n".join(lines)
 
 
