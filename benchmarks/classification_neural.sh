@@ -7,6 +7,7 @@
 # model); the ablations on Yelp-5 (the stand-in for the paper's Amazon): interaction (add, concat; product is the
 # Fastformer@512 row) and sharing (none, query-value, QV + head-wise; QV + layer-wise is the Fastformer@512 row).
 # Head-wise sharing shares the scoring vectors and the transform between heads, so it runs with a per-head transform.
+# TF-IDF + logistic regression runs on the same examples (benchmarks/classification_tfidf.sh: on all of them).
 # Everything else is the paper's default: hidden 256, 16 heads, 2 layers, Adam 1e-3, batch 64, dropout 0.2.
 # The sizes below are what fits the 2-core budget (JOBS runs side by side, THREADS threads each); the full sets run
 # with IMDB_TRAIN= IMDB_EVAL= YELP_TRAIN= YELP_EVAL= EPOCHS=3 (empty = all examples). The --max-*-examples limits
@@ -29,6 +30,10 @@ imdb="--train $IMDB --where train:split=train --test $IMDB --where test:split=te
 yelp="--train $YELP/yelp_train_small.csv.gz --validation $YELP/yelp_dev.csv.gz --test $YELP/yelp_test.csv.gz \
  --epochs $EPOCHS $(limit yelp "$YELP_TRAIN" "$YELP_EVAL")"
 jobs() {  # one line per run: <name> <fastformer train arguments>
+  # TF-IDF + logistic regression on the same examples (deterministic: one run per set)
+  echo "imdb8-tfidf-seed0 $imdb --architecture tfidf"
+  echo "imdb2-tfidf-seed0 $imdb --binary-threshold 7 --architecture tfidf"
+  echo "yelp5-tfidf-seed0 $yelp --architecture tfidf"
   for seed in $SEEDS; do
     for set in imdb8 imdb2; do
       data="$imdb"; [ $set = imdb2 ] && data="$imdb --binary-threshold 7"
