@@ -54,7 +54,8 @@ def cells(rows: list[dict]) -> str:
     seconds = mean_std([t.get("train_runtime", t["seconds"]) for t in train], 0, 1)
     accuracy = mean_std([r["test"]["accuracy"] for r in rows])
     macro_f1 = mean_std([r["test"]["macro_f1"] for r in rows])
-    return f"{len(rows)} | {accuracy} | {macro_f1} | {parameters} | {seconds} | {mean_std(tokens, 0, 1) if tokens else ''}"
+    tokens_per_s = mean_std(tokens, 0, 1) if tokens else ""
+    return f"{len(rows)} | {accuracy} | {macro_f1} | {parameters} | {seconds} | {tokens_per_s}"
 
 
 def main_table(runs: dict, tfidf_root: Path) -> str:
