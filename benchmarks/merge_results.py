@@ -17,20 +17,18 @@ from pathlib import Path
 from fastformer.benchmark.plot import plot
 from fastformer.benchmark.runner import Cell, write_results
 
-BASELINES = ["fastformer-plain", "softmax-sdpa", "lucidrains-fast-transformer", "linformer", "performer",
-             "local-window", "nystromformer"]  # fmt: skip
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("new")
     parser.add_argument("old")
     parser.add_argument("out_stem")
-    parser.add_argument("--from-old", nargs="+", default=BASELINES)
+    parser.add_argument("--from-old", nargs="+", help="variants to take from OLD (default: all that NEW lacks)")
     args = parser.parse_args()
     new, old = (json.loads(Path(p).read_text()) for p in (args.new, args.old))
     measured = {c["variant"] for c in new["cells"]}
-    taken = [c for c in old["cells"] if c["variant"] in args.from_old and c["variant"] not in measured]
+    wanted = set(args.from_old) if args.from_old else {c["variant"] for c in old["cells"]}
+    taken = [c for c in old["cells"] if c["variant"] in wanted and c["variant"] not in measured]
     cells = [Cell(**c) for c in new["cells"] + taken]
     header = dict(new["machine"])
     header["git_commit"] = (

@@ -32,6 +32,7 @@ from fastformer.tasks.common import (
 
 ARCHITECTURES = ("fastformer", "softmax", "tfidf")
 SUBSET_SEED = 0  # the --max-*-examples sample: fixed, so that every seed and architecture sees the same examples
+SUBSETS = {"random": SUBSET_SEED, "first": None}  # --subset -> limit_splits' subset_seed (None: file order)
 
 
 @dataclass
@@ -79,8 +80,8 @@ class ClassificationConfig:
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> ClassificationConfig:
         cfg = dataclass_from_dict(cls, values)
-        if cfg.subset not in ("random", "first"):
-            raise ValueError(f"subset must be 'random' or 'first', got {cfg.subset!r}")
+        if cfg.subset not in SUBSETS:
+            raise ValueError(f"subset must be one of {tuple(SUBSETS)}, got {cfg.subset!r}")
         if cfg.architecture not in ARCHITECTURES:
             raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {cfg.architecture!r}")
         return cfg
@@ -115,8 +116,7 @@ def load_splits(cfg: ClassificationConfig) -> dict[str, list[Example]]:
         if cfg.test:
             splits["test"] = read_examples(cfg.test, where=cfg.test_where, **read)
     splits = {name: relabel_binary(examples, cfg.binary_threshold) for name, examples in splits.items()}
-    subset_seed = {"random": SUBSET_SEED, "first": None}[cfg.subset]
-    return limit_splits(splits, cfg.max_train_examples, cfg.max_eval_examples, subset_seed)
+    return limit_splits(splits, cfg.max_train_examples, cfg.max_eval_examples, SUBSETS[cfg.subset])
 
 
 class EncodedDataset(torch.utils.data.Dataset):
