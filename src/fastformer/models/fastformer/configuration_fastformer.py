@@ -12,7 +12,9 @@ class FastformerConfig(PreTrainedConfig):
 
     Sizes (conventional Hugging Face names): vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
     intermediate_size, hidden_act, hidden_dropout_prob, max_position_embeddings, layer_norm_eps,
-    initializer_range, pad_token_id, classifier_dropout (the notebook applies none before its classifier).
+    initializer_range, pad_token_id, classifier_dropout (the notebook applies none before its classifier),
+    embedding_size (None: hidden_size; smaller: a factorised embedding, (vocab, embedding_size) word vectors and a
+    Linear(embedding_size, hidden_size) projection, as ALBERT and ELECTRA, e.g. for 50-d or 300-d GloVe vectors).
 
     Variant switches (see `fastformer.layers.FastformerAttention`):
         query_value_sharing (bool), head_sharing (bool), layer_sharing (bool),
@@ -77,6 +79,7 @@ class FastformerConfig(PreTrainedConfig):
         decoder_type: str = "transformer",
         pad_token_id: int | None = 0,
         tie_word_embeddings: bool = True,
+        embedding_size: int | None = None,
         **kwargs,
     ):
         self.vocab_size = vocab_size
@@ -111,6 +114,7 @@ class FastformerConfig(PreTrainedConfig):
         self.max_target_positions = max_target_positions
         self.decoder_type = decoder_type
         self.tie_word_embeddings = tie_word_embeddings  # the causal LM's output layer is its input embeddings
+        self.embedding_size = embedding_size
         super().__init__(pad_token_id=pad_token_id, **kwargs)
 
     @classmethod

@@ -69,12 +69,29 @@ class FastformerCausalLMOutput(ModelOutput):
     hidden_states: tuple[torch.Tensor, ...] | None = None
 
 
+def factorised_embedding_size(config: FastformerConfig) -> int | None:
+    """config.embedding_size when it differs from hidden_size (a projection follows the word embeddings), else None."""
+    size = getattr(config, "embedding_size", None)
+    if size is not None and size < 1:
+        raise ValueError(f"embedding_size must be >= 1 or None, got {size}")
+    return size if size is not None and size != config.hidden_size else None
+
+
 class FastformerModel(FastformerPreTrainedModel):
-    """Word embeddings -> FastformerEncoder -> (hidden states, attention-pooled vector)."""
+    """Word embeddings [-> projection] -> FastformerEncoder -> (hidden states, attention-pooled vector).
+
+    With `config.embedding_size` smaller than hidden_size (e.g. 50-d GloVe vectors), the word embeddings are
+    (vocab, embedding_size) and `embedding_projection` maps them to hidden_size; `inputs_embeds` are then given in
+    the embedding size too, as in ALBERT.
+    """
 
     def __init__(self, config: FastformerConfig, add_pooling_layer: bool = True):
         super().__init__(config)
-        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        factorised = factorised_embedding_size(config)
+        self.word_embeddings = nn.Embedding(
+            config.vocab_size, factorised or config.hidden_size, padding_idx=config.pad_token_id
+        )
+        self.embedding_projection = nn.Linear(factorised, config.hidden_size) if factorised else None
         self.encoder = FastformerEncoder(**encoder_kwargs(config))
         self.pooler = AttentionPooling(config.hidden_size) if add_pooling_layer else None
         self.post_init()
@@ -111,7 +128,9 @@ class FastformerModel(FastformerPreTrainedModel):
         if (cache is not None or use_cache) and not causal:
             raise ValueError("cache / use_cache need a causal model (config.causal = True)")
         if inputs_embeds is None:
-            inputs_embeds = self.word_embeddings(input_ids)  # (B, N, hidden)
+            inputs_embeds = self.word_embeddings(input_ids)  # (B, N, embedding size)
+        if self.embedding_projection is not None:
+            inputs_embeds = self.embedding_projection(inputs_embeds)  # (B, N, hidden)
         B, N = inputs_embeds.shape[:2]
         if attention_mask is not None and attention_mask.shape[-1] > N:
             attention_mask = attention_mask[:, -N:]
@@ -203,6 +222,9 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
 
     def __init__(self, config: FastformerConfig):
         config.causal = True
+        if factorised_embedding_size(config):
+            raise ValueError("FastformerForCausalLM ties its output layer to the word embeddings: embedding_size must "
+                             "equal hidden_size (or be None)")  # fmt: skip
         super().__init__(config)
         self.fastformer = FastformerModel(config, add_pooling_layer=False)
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)

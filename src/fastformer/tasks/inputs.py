@@ -1,0 +1,130 @@
+"""A run's inputs: the tokenizer it trains (WordPiece, or word level as the paper) and the pretrained word vectors
+that initialise its embeddings.
+
+Task configs that support these carry the fields `tokenization` ("wordpiece" | "word"), `min_word_count`,
+`word_vectors` (a packaged name such as "glove-6b-50d", or a GloVe / word2vec / fastText text file) and
+`freeze_word_vectors`; other configs fall back to WordPiece without vectors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+TOKENIZATIONS = ("wordpiece", "word")
+VOCABULARY_REPORT = "vocabulary_report.json"  # kept in OUTPUT/tokenizer/ beside the run's tokenizer
+
+_last_vectors: dict[str, Any] = {}  # source -> (words asked for, WordVectors): one read of a file per run
+
+
+def check_input_settings(cfg: Any) -> None:
+    """Range checks of the input fields, before any data is read."""
+    tokenization = getattr(cfg, "tokenization", "wordpiece")
+    if tokenization not in TOKENIZATIONS:
+        raise ValueError(f"tokenization must be one of {TOKENIZATIONS}, got {tokenization!r}")
+    if getattr(cfg, "min_word_count", 1) < 1:
+        raise ValueError(f"min_word_count must be >= 1, got {cfg.min_word_count}")
+    if getattr(cfg, "freeze_word_vectors", False) and not getattr(cfg, "word_vectors", None):
+        raise ValueError("freeze_word_vectors needs word_vectors (a name such as glove-6b-50d, or a file)")
+
+
+def word_vectors(source: str, words: Iterable[str]):
+    """`load_word_vectors(source, words)`, served from the previous read when it asked for a superset of `words`."""
+    from fastformer.data.word_vectors import WordVectors, load_word_vectors
+
+    words = set(words)
+    cached = _last_vectors.get(source)
+    if cached is not None and words <= cached[0]:
+        full = cached[1]
+        subset = {w: v for w, v in full.vectors.items() if w in words}
+        return WordVectors(source=full.source, dim=full.dim, vectors=subset, file_words=full.file_words)
+    vectors = load_word_vectors(source, words)
+    _last_vectors.clear()
+    _last_vectors[source] = (words, vectors)
+    return vectors
+
+
+def make_tokenizer(cfg: Any, texts: Iterable[str]) -> tuple[Any, dict[str, Any] | None]:
+    """(tokenizer, vocabulary report or None): an existing tokenizer folder (cfg.tokenizer), else a word-level one
+    whose vocabulary keeps every training word the vectors know (cfg.tokenization == "word"), else WordPiece."""
+    from fastformer.data.tokenizer import load_or_train_tokenizer
+
+    if cfg.tokenizer or getattr(cfg, "tokenization", "wordpiece") == "wordpiece":
+        return load_or_train_tokenizer(texts, cfg.tokenizer, cfg.vocab_size), None
+    from fastformer.data.word_tokenizer import build_word_tokenizer, choose_vocabulary, count_words
+
+    counts = count_words(texts)
+    vectors = word_vectors(cfg.word_vectors, counts) if getattr(cfg, "word_vectors", None) else None
+    words, report = choose_vocabulary(counts, cfg.vocab_size, cfg.min_word_count, vectors.vectors if vectors else None)
+    if vectors is not None:
+        total = sum(counts.values()) or 1
+        report.update(
+            word_vectors=vectors.source,
+            vocabulary_with_vectors=sum(1 for w in words if w in vectors),
+            token_coverage_by_vectors=round(sum(counts[w] for w in words if w in vectors) / total, 4),
+        )
+    return build_word_tokenizer(words), report
+
+
+def read_vocabulary_report(tokenizer_dir: Path) -> dict[str, Any] | None:
+    path = tokenizer_dir / VOCABULARY_REPORT
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def vectors_for_tokenizer(cfg: Any, tokenizer):
+    """The word vectors of the tokenizer's vocabulary, or None when the run uses none."""
+    source = getattr(cfg, "word_vectors", None)
+    if not source:
+        return None
+    return word_vectors(source, tokenizer.convert_ids_to_tokens(list(range(len(tokenizer)))))
+
+
+def initialise_embeddings(model, tokenizer, vectors, freeze: bool, seed: int) -> dict[str, Any]:
+    """Copy `vectors` into the model's word embeddings (rows of unknown words drawn at the vectors' scale, the
+    padding row zero); `freeze` keeps the table fixed during training. Returns what was done, for metrics.json."""
+    import torch
+
+    from fastformer.data.word_vectors import embedding_matrix
+
+    embeddings = model.get_input_embeddings()
+    if embeddings.embedding_dim != vectors.dim:
+        raise ValueError(
+            f"the word vectors are {vectors.dim}-d but the word embeddings {embeddings.embedding_dim}-d: "
+            f"set the model's embedding_size to {vectors.dim} (a projection then maps them to hidden_size)"
+        )
+    vocabulary = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    matrix, found = embedding_matrix(vocabulary, vectors, tokenizer.pad_token_id, seed=seed)
+    with torch.no_grad():
+        embeddings.weight[: len(vocabulary)].copy_(matrix.to(embeddings.weight.dtype))
+    embeddings.weight.requires_grad_(not freeze)
+    return dict(
+        word_vectors=vectors.source,
+        dim=vectors.dim,
+        vocabulary=len(vocabulary),
+        vocabulary_with_vectors=found,
+        vocabulary_coverage=round(found / len(vocabulary), 4),
+        frozen=freeze,
+    )
+
+
+def model_embedding_size(cfg: Any, vectors) -> dict[str, Any]:
+    """Config fields the vectors ask for: embedding_size = their width, unless the run's --model sets it."""
+    if vectors is None or "embedding_size" in (getattr(cfg, "model", None) or {}):
+        return {}
+    return dict(embedding_size=vectors.dim)
+
+
+def inputs_report(cfg: Any, tokenizer, tokenizer_dir: Path, embeddings: dict[str, Any] | None) -> dict[str, Any]:
+    """What metrics.json says of the run's inputs."""
+    report: dict[str, Any] = dict(
+        tokenization="existing" if cfg.tokenizer else getattr(cfg, "tokenization", "wordpiece"),
+        vocabulary=len(tokenizer),
+    )
+    vocabulary = read_vocabulary_report(tokenizer_dir)
+    if vocabulary:
+        report["vocabulary_report"] = vocabulary
+    if embeddings:
+        report["embeddings"] = embeddings
+    return report
