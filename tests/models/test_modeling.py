@@ -109,3 +109,31 @@ def test_initialisation_follows_the_notebook():
 def test_from_preset_rejects_unknown_names():
     with pytest.raises(ValueError, match="preset"):
         FastformerConfig.from_preset("bert")
+
+
+def test_factorised_embedding_saves_reloads_and_takes_inputs_embeds_in_its_width(tmp_path):
+    """embedding_size < hidden_size: (vocab, E) word vectors and a Linear(E, hidden), as ALBERT."""
+    model = FastformerForSequenceClassification(tiny_config(embedding_size=8, num_labels=3)).eval()
+    assert model.fastformer.word_embeddings.weight.shape == (99, 8)
+    assert model.fastformer.embedding_projection.weight.shape == (32, 8)
+    ids, mask = batch()
+    logits = model(input_ids=ids, attention_mask=mask).logits
+    embeds = model.fastformer.word_embeddings(ids)  # (B, N, 8): inputs_embeds are given in the embedding width
+    torch.testing.assert_close(model(inputs_embeds=embeds, attention_mask=mask).logits, logits)
+    model.save_pretrained(tmp_path)
+    reloaded = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()
+    assert reloaded.config.embedding_size == 8
+    torch.testing.assert_close(reloaded(input_ids=ids, attention_mask=mask).logits, logits, rtol=0, atol=0)
+    same = FastformerModel(tiny_config(embedding_size=32))
+    assert same.embedding_projection is None  # equal to hidden_size: no projection
+
+
+def test_tied_heads_refuse_a_factorised_embedding():
+    from fastformer import FastformerForCausalLM, FastformerForConditionalGeneration
+
+    with pytest.raises(ValueError, match="embedding_size must equal hidden_size"):
+        FastformerForCausalLM(tiny_config(embedding_size=8))
+    with pytest.raises(ValueError, match="embedding_size must equal hidden_size"):
+        FastformerForConditionalGeneration(tiny_config(embedding_size=8))
+    with pytest.raises(ValueError, match="embedding_size must be >= 1"):
+        FastformerModel(tiny_config(embedding_size=0))

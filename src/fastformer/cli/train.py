@@ -29,7 +29,14 @@ FLAGS = {
     "test": (str, "test file"),
     "text-field": (str, "text column name or position / JSON key (default: 'text', or column 1 of header-less CSV)"),
     "label-field": (str, "label column name or position / JSON key (default: 'label', or column 0)"),
-    "format": (str, "csv, tsv, jsonl, fasttext or folder (default: from the file name)"),
+    "format": (
+        str,
+        "csv, tsv, jsonl, fasttext, folder (default: from the file name) or mind-topics (MIND news topic "
+        "classification from news.tsv / MIND folders / MINDRec JSON, several joined by commas; --text-field title, "
+        "abstract, body or e.g. title,abstract; --label-field category or subcategory; without --validation / "
+        "--test, title-disjoint splits by category)",
+    ),
+    "test-fraction": (float, "mind-topics without --test: the share of distinct titles held out for testing"),
     "validation-fraction": (float, "hold-out fraction when no validation file is given"),
     "binary-threshold": (float, "map numeric labels to pos (>= threshold) / neg, e.g. 7 for IMDB sentiment"),
     "max-train-examples": (int, "use only N training examples (classification: see --subset; else the first N)"),

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-FORMATS = ("csv", "tsv", "jsonl", "fasttext", "folder")
+FORMATS = ("csv", "tsv", "jsonl", "fasttext", "folder", "mind-topics")
 FASTTEXT_PREFIX = "__label__"
 
 
@@ -202,6 +202,8 @@ def read_examples(
     text_field / label_field: a column name or position (CSV/TSV), or a key (JSON Lines; defaults "text", "label").
     Header-less CSV defaults to label first, text second (the Yelp / Amazon-full / AG News convention).
     format: one of FORMATS, else detected from the name. has_header: None guesses from the first row.
+    "mind-topics": MIND's news.tsv or MINDRec JSON as topic classification (`fastformer.data.mind_topics`; text
+    field title / abstract / body or a comma-separated mix, label field category / subcategory).
     where: keep only JSON Lines records whose fields equal these values (e.g. {"split": "train"}).
     """
     path = Path(path)
@@ -210,6 +212,10 @@ def read_examples(
     format = format or detect_format(path)
     if format not in FORMATS:
         raise DataError(path, None, None, f"unknown format {format!r}; one of {FORMATS}")
+    if format == "mind-topics":  # MIND news.tsv / MINDRec: each distinct news text with its category
+        from fastformer.data.mind_topics import read_topics
+
+        return read_topics([path], text_field or "title", label_field or "category")[0]
     if format in ("csv", "tsv"):
         examples = _read_delimited(path, "," if format == "csv" else "\t", text_field, label_field, has_header)
     elif format == "jsonl":

@@ -140,7 +140,9 @@ def _load_text(path: Path, wanted: set[str] | None) -> WordVectors:
                 word = " ".join(parts[: len(parts) - dim])
                 result.file_words += 1
                 key = word.lower()
-                if (wanted is not None and key not in wanted) or (key in result.vectors and (key in exact or word != key)):
+                if wanted is not None and key not in wanted:
+                    continue
+                if key in result.vectors and (key in exact or word != key):  # keep the exact / first spelling
                     continue
                 try:
                     result.vectors[key] = np.asarray(parts[len(parts) - dim :], dtype=np.float32)

@@ -10,7 +10,9 @@ folder and moved into place.
 from __future__ import annotations
 
 import json
+import sys
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,6 @@ import torch
 
 from fastformer.data.text_classification import Example, LabelMap, read_examples
 from fastformer.tasks import inputs
-from fastformer.tasks.inputs import check_input_settings
 from fastformer.tasks.common import (
     CHECKPOINTS,
     dataclass_from_dict,
@@ -31,6 +32,7 @@ from fastformer.tasks.common import (
     save_run,
     training_arguments,
 )
+from fastformer.tasks.inputs import check_input_settings
 
 ARCHITECTURES = ("fastformer", "softmax", "tfidf")
 SAMPLINGS = ("group_by_length", "random", "sequential")  # Hugging Face's train_sampling_strategy names
@@ -47,12 +49,13 @@ class ClassificationConfig:
     test: str | None = None
     text_field: str | None = None
     label_field: str | None = None
-    format: str | None = None
+    format: str | None = None  # csv, tsv, jsonl, fasttext, folder, mind-topics (MIND news.tsv / MINDRec topics)
     has_header: bool | None = None
     train_where: dict[str, str] | None = None  # JSON Lines filters, e.g. {"split": "train"}
     validation_where: dict[str, str] | None = None
     test_where: dict[str, str] | None = None
     validation_fraction: float = 0.1
+    test_fraction: float = 0.1  # mind-topics without a test file: the title-disjoint test share
     binary_threshold: float | None = None  # numeric labels >= threshold -> "pos", else "neg" (IMDB sentiment)
     max_train_examples: int | None = None
     max_eval_examples: int | None = None
@@ -106,8 +109,54 @@ def relabel_binary(examples: list[Example], threshold: float | None) -> list[Exa
     return [Example(e.text, "pos" if float(e.label) >= threshold else "neg", e.source) for e in examples]
 
 
-def load_splits(cfg: ClassificationConfig) -> dict[str, list[Example]]:
-    """train / validation / test examples as the config says (the generated task when no train file is given)."""
+def load_mind_topics(cfg: ClassificationConfig, report: dict[str, Any]) -> dict[str, list[Example]]:
+    """MIND topic classification: news texts labelled with their category (`fastformer.data.mind_topics`).
+
+    `cfg.train` may name several files joined by commas (news.tsv, MIND folders, MINDRec JSON). The validation and
+    test splits missing as files are cut from the training texts by `title_disjoint_split` (fixed seed SUBSET_SEED,
+    so every training seed sees the same split); texts of a given validation / test file are removed from training.
+    """
+    from fastformer.data.mind_topics import read_topics, title_disjoint_split
+
+    read = dict(text_fields=cfg.text_field or "title", label_field=cfg.label_field or "category")
+    splits, found = {}, {}
+    splits["train"], found["train"] = read_topics(cfg.train.split(","), **read)
+    for name in ("validation", "test"):
+        path = getattr(cfg, name)
+        if path:
+            splits[name], found[name] = read_topics(path.split(","), **read)
+    held = {e.text.lower() for name in ("validation", "test") if name in splits for e in splits[name]}
+    if held:
+        before = len(splits["train"])
+        splits["train"] = [e for e in splits["train"] if e.text.lower() not in held]
+        report["train_texts_removed_as_in_evaluation_files"] = before - len(splits["train"])
+    missing = [name for name in ("validation", "test") if name not in splits]
+    if missing:
+        fractions = dict(validation=cfg.validation_fraction, test=cfg.test_fraction)
+        cut, _ = title_disjoint_split(
+            splits["train"], *(fractions[n] if n in missing else 0.0 for n in ("validation", "test")), seed=SUBSET_SEED
+        )
+        splits["train"] = cut["train"]
+        splits.update({name: cut[name] for name in missing})
+    report["read"] = {name: r.as_dict() for name, r in found.items()}
+    report["split"] = {name: len(items) for name, items in splits.items()}
+    report["split_categories"] = {name: dict(Counter(e.label for e in items)) for name, items in splits.items()}
+    rare = [c for c, n in found["train"].categories.items() if n < 3]
+    if rare:
+        report["categories_in_training_only"] = rare
+    print(f"MIND topics: {found['train'].summary()}", file=sys.stderr)
+    return splits
+
+
+def load_splits(cfg: ClassificationConfig, report: dict[str, Any] | None = None) -> dict[str, list[Example]]:
+    """train / validation / test examples as the config says (the generated task when no train file is given).
+    `report`, when given, receives what the readers found (MIND topics: counts per category, texts dropped)."""
+    report = {} if report is None else report
+    if cfg.format == "mind-topics":
+        if cfg.train is None:
+            raise ValueError("format mind-topics needs --train (MIND news.tsv files / folders or MINDRec JSON)")
+        splits = load_mind_topics(cfg, report)
+        return limit_splits(splits, cfg.max_train_examples, cfg.max_eval_examples, SUBSETS[cfg.subset])
     if cfg.train is None:
         from fastformer.data import synthetic
 
@@ -236,12 +285,13 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
     output_dir = Path(cfg.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     set_seed(cfg.seed)
-    splits = load_splits(cfg)
+    data_report: dict[str, Any] = {}
+    splits = load_splits(cfg, data_report)
     labels = LabelMap.from_examples(splits["train"])
     if cfg.architecture == "tfidf":
         from fastformer.tasks.tfidf_baseline import train_tfidf
 
-        return train_tfidf(cfg, splits, labels)
+        return train_tfidf(cfg, splits, labels, data_report)
     tokenizer = run_tokenizer(cfg, (e.text for e in splits["train"]), output_dir)
     vectors = inputs.vectors_for_tokenizer(cfg, tokenizer)
     train_set = EncodedDataset(splits["train"], tokenizer, labels, cfg.max_length)
@@ -291,6 +341,8 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
         parameters=sum(p.numel() for p in model.parameters()),
         inputs=inputs.inputs_report(cfg, tokenizer, output_dir / "tokenizer", embeddings),
     )
+    if data_report:
+        metrics["data"] = data_report
     if not is_main_process():
         return metrics
     model = trainer.model

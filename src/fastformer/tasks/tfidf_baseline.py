@@ -16,8 +16,9 @@ from typing import Any
 C_GRID = (0.25, 1.0, 4.0, 16.0)
 
 
-def train_tfidf(cfg, splits: dict[str, list], labels) -> dict[str, Any]:
-    """Fit on splits["train"], pick C on splits["validation"], evaluate every split; write the run folder."""
+def train_tfidf(cfg, splits: dict[str, list], labels, data_report: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Fit on splits["train"], pick C on splits["validation"], evaluate every split; write the run folder.
+    `data_report` (what the readers found) is saved in metrics.json as "data"."""
     import joblib
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
@@ -50,6 +51,8 @@ def train_tfidf(cfg, splits: dict[str, list], labels) -> dict[str, Any]:
         architecture="tfidf",
         train=dict(examples=len(texts), seconds=round(seconds, 2), c_grid=list(C_GRID), chosen_c=c),
     )
+    if data_report:
+        metrics["data"] = data_report
     for name in ("validation", "test"):
         if name not in splits:
             continue

@@ -1,0 +1,123 @@
+"""Word-level inputs in a training run: vectors in the embeddings (through the factorised projection), frozen or
+fine-tuned, coverage in metrics.json, and the length-grouped training order."""
+
+import json
+
+import pytest
+import torch
+from transformers import AutoModelForSequenceClassification
+
+from fastformer.cli.main import main
+from tests.helpers import SHARED
+
+SST = SHARED / "data" / "sst5"
+WORDS = ["the", ",", ".", "a", "and", "of", "film", "movie", "good", "bad", "is", "it", "'s", "n't", "funny", "best"]
+TINY = ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=32",
+        "--max-length", "48", "--no-progress", "--epochs", "1", "--max-train-examples", "200",
+        "--max-eval-examples", "50", "--batch-size", "16"]  # fmt: skip
+
+
+def _vectors(tmp_path):
+    path = tmp_path / "vectors.txt"
+    generator = torch.Generator().manual_seed(0)
+    path.write_text("".join(w + " " + " ".join(f"{x:.4f}" for x in torch.randn(4, generator=generator).tolist())
+                            + "\n" for w in WORDS))  # fmt: skip
+    return path
+
+
+def _data():
+    return ["--train", str(SST / "sst_train.txt"), "--validation", str(SST / "sst_dev.txt"),
+            "--test", str(SST / "sst_test.txt")]  # fmt: skip
+
+
+def _run(tmp_path, name, *extra):
+    out = tmp_path / name
+    assert main(["train", *_data(), *TINY, "--tokenization", "word", "--output-dir", str(out), *extra]) == 0
+    import fastformer  # noqa: F401
+
+    model = AutoModelForSequenceClassification.from_pretrained(out)
+    return out, model, json.loads((out / "metrics.json").read_text())
+
+
+def _rows(path, model, out):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    vectors = {line.split()[0]: [float(x) for x in line.split()[1:]] for line in path.read_text().splitlines()}
+    ids = tokenizer.convert_tokens_to_ids(list(vectors))
+    return model.fastformer.word_embeddings.weight[ids].detach(), torch.tensor(list(vectors.values()))
+
+
+@pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
+def test_frozen_vectors_stay_and_fine_tuned_ones_move(tmp_path):
+    path = _vectors(tmp_path)
+    out, model, metrics = _run(tmp_path, "frozen", "--word-vectors", str(path), "--freeze-word-vectors")
+    assert model.config.embedding_size == 4 and model.fastformer.embedding_projection.in_features == 4
+    rows, expected = _rows(path, model, out)
+    torch.testing.assert_close(rows, expected, rtol=0, atol=1e-6)  # frozen: exactly the file's vectors after training
+    assert model.fastformer.word_embeddings.weight[0].abs().sum() == 0  # padding row
+    embeddings = metrics["inputs"]["embeddings"]
+    assert embeddings["frozen"] and embeddings["dim"] == 4 and embeddings["vocabulary_with_vectors"] == len(WORDS)
+    report = metrics["inputs"]["vocabulary_report"]
+    assert report["vocabulary_with_vectors"] == len(WORDS) and 0 < report["token_coverage_by_vectors"] < 1
+    assert metrics["inputs"]["tokenization"] == "word"
+
+    out, model, metrics = _run(tmp_path, "tuned", "--word-vectors", str(path))
+    rows, expected = _rows(path, model, out)
+    assert not metrics["inputs"]["embeddings"]["frozen"]
+    assert (rows - expected).abs().max() > 1e-3  # fine-tuned: moved from the file's vectors
+    assert (rows - expected).abs().max() < 0.5  # ... but started there (one epoch of small steps)
+
+
+@pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
+def test_bad_input_settings_fail_before_training(tmp_path):
+    out = str(tmp_path / "x")
+    with pytest.raises(SystemExit, match="freeze_word_vectors needs word_vectors"):
+        main(["train", *_data(), "--freeze-word-vectors", "--output-dir", out])
+    with pytest.raises(SystemExit, match="tokenization must be one of"):
+        main(["train", *_data(), "--tokenization", "chars", "--output-dir", out])
+    with pytest.raises(SystemExit, match="no such word-vector file"):
+        main(["train", *_data(), *TINY, "--tokenization", "word", "--word-vectors", str(tmp_path / "none.txt"),
+              "--output-dir", out])  # fmt: skip
+    with pytest.raises(SystemExit, match="set the model's embedding_size to 4"):
+        main(["train", *_data(), *TINY, "--tokenization", "word", "--word-vectors", str(_vectors(tmp_path)),
+              "--model", "embedding_size=8", "--output-dir", out])  # fmt: skip
+
+
+@pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
+def test_length_grouped_order_covers_every_example_once_and_is_seeded():
+    """The Trainer the task builds draws batches of similar length; resuming it is covered bit for bit by
+    tests/tasks/test_classification.py::test_killed_run_resumes_to_the_same_result (its default order is this)."""
+    from transformers.trainer_pt_utils import LengthGroupedSampler
+
+    from fastformer.data.tokenizer import train_tokenizer
+    from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
+    from fastformer.tasks.classification import ClassificationConfig, EncodedDataset, build_trainer, load_splits
+
+    cfg = ClassificationConfig(train=str(SST / "sst_train.txt"), max_train_examples=640, batch_size=32,
+                               output_dir="unused", progress=False)  # fmt: skip
+    splits = load_splits(cfg)
+    from fastformer.data import LabelMap
+
+    labels = LabelMap.from_examples(splits["train"])
+    tokenizer = train_tokenizer((e.text for e in splits["train"]), vocab_size=500)
+    train_set = EncodedDataset(splits["train"], tokenizer, labels, 64)
+    model = FastformerForSequenceClassification(
+        FastformerConfig(vocab_size=len(tokenizer), hidden_size=16, num_attention_heads=2, num_labels=len(labels))
+    )
+    trainer = build_trainer(cfg, model, tokenizer, train_set, train_set, labels.labels)
+    sampler = trainer._get_train_sampler()
+    assert isinstance(sampler, LengthGroupedSampler)
+    orders = []
+    for seed in (1, 1, 2):
+        torch.manual_seed(seed)
+        orders.append(list(sampler))
+    assert orders[0] == orders[1] != orders[2]  # deterministic per seed
+    assert sorted(orders[0]) == list(range(len(train_set)))  # every example once per epoch
+    lengths = [len(ids) for ids in train_set.input_ids]
+
+    def padded(order):
+        return sum(32 * max(lengths[i] for i in order[s : s + 32]) for s in range(0, len(order), 32))
+
+    shuffled = torch.randperm(len(train_set), generator=torch.Generator().manual_seed(0)).tolist()
+    assert padded(orders[0]) < 0.8 * padded(shuffled)  # less padding than a random order
