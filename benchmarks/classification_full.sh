@@ -58,18 +58,5 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
     esac
   done
 }
-run_one() {
-  local name=$1; shift
-  [ -f "$RESULTS/$name.json" ] && return 0
-  mkdir -p "$OUT" "$RESULTS"
-  if OMP_NUM_THREADS=$THREADS fastformer train "$@" --output-dir "$OUT/$name" --no-progress --resume \
-    > "$OUT/$name.log" 2>&1; then
-    cp "$OUT/$name/metrics.json" "$RESULTS/$name.json"
-    echo "done: $name $(date +%T)"
-  else
-    echo "failed: $name (see $OUT/$name.log)"
-  fi
-}
-export -f run_one; export OUT RESULTS THREADS
-[ "${DRY_RUN:-0}" = 1 ] && { jobs; exit 0; }
-jobs | xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
+source "$(dirname "$0")/run_sweep.sh"
+jobs | sweep

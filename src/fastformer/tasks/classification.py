@@ -276,6 +276,15 @@ def evaluate_split(model, tokenizer, examples: list[Example], labels: LabelMap, 
     return metrics, rows
 
 
+def best_epoch(state) -> float | None:
+    """The epoch of the checkpoint the Trainer kept as best (by the validation metric), from its log."""
+    best = state.best_model_checkpoint
+    if not best:
+        return None
+    step = int(best.rsplit("-", 1)[-1])
+    return next((h["epoch"] for h in state.log_history if h.get("step") == step and "epoch" in h), None)
+
+
 def train(cfg: ClassificationConfig) -> dict[str, Any]:
     """Train, keep the best checkpoint by validation `cfg.metric`, evaluate, save. Returns the metrics."""
     from transformers import set_seed
@@ -337,6 +346,7 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
             tokens_per_s=round(train_set.num_tokens() * cfg.epochs / train_seconds, 1) if train_seconds > 0 else None,
             resumed_from=str(resume_from) if resume_from else None,
             best_checkpoint=trainer.state.best_model_checkpoint,
+            best_epoch=best_epoch(trainer.state),
         ),
         parameters=sum(p.numel() for p in model.parameters()),
         inputs=inputs.inputs_report(cfg, tokenizer, output_dir / "tokenizer", embeddings),

@@ -1,0 +1,21 @@
+# Sourced by the sweep scripts: `sweep` reads "<name> <fastformer train arguments>" lines on stdin and runs them, JOBS
+# side by side with THREADS threads each, into $OUT/<name> (log: $OUT/<name>.log, --resume: a killed run continues);
+# each finished run's metrics.json is copied to $RESULTS/<name>.json, to be committed, and a run whose file exists
+# there is skipped. DRY_RUN=1 lists the runs instead.
+run_one() {
+  local name=$1; shift
+  [ -f "$RESULTS/$name.json" ] && return 0
+  mkdir -p "$OUT" "$RESULTS"
+  if OMP_NUM_THREADS=$THREADS fastformer train "$@" --output-dir "$OUT/$name" --no-progress --resume \
+    > "$OUT/$name.log" 2>&1; then
+    cp "$OUT/$name/metrics.json" "$RESULTS/$name.json"
+    echo "done: $name $(date +%T)"
+  else
+    echo "failed: $name (see $OUT/$name.log)"
+  fi
+}
+sweep() {
+  if [ "${DRY_RUN:-0}" = 1 ]; then cat; return 0; fi
+  export -f run_one; export OUT RESULTS THREADS
+  xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
+}

@@ -1,0 +1,124 @@
+"""Markdown tables from committed run results: `python benchmarks/summarize_runs.py DIR [DIR ...]`.
+
+Reads `DIR/<set>-<variant>-seed<N>.json` (metrics.json files copied there by benchmarks/run_sweep.sh) and prints,
+per set, test accuracy and macro-F1 x100 (mean +- std over the seeds found), the best epoch by validation, training
+seconds and real-token training throughput; for MIND topic runs, the majority-class row computed from the split's
+category counts. Then the goals of docs/RESULTS.md for the sets that have the rows they compare: Fastformer with
+vectors vs TF-IDF + LR, vs the softmax Transformer with the same vectors, and vs random embeddings; a difference
+within the seed spread (the larger std) is a tie.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+NAME = re.compile(r"^(?P<set>[a-z0-9]+)-(?P<variant>.+)-seed(?P<seed>\d+)$")
+
+
+def load(dirs: list[Path]) -> dict[str, dict[str, list[dict]]]:
+    """{set: {variant: [metrics of each seed]}}"""
+    runs: dict[str, dict[str, list[dict]]] = {}
+    for folder in dirs:
+        for path in sorted(folder.glob("*.json")):
+            match = NAME.match(path.stem)
+            if match:
+                metrics = json.loads(path.read_text())
+                runs.setdefault(match["set"], {}).setdefault(match["variant"], []).append(metrics)
+    return runs
+
+
+def stat(values: list[float]) -> tuple[float, float]:
+    return statistics.mean(values), statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def cell(values: list[float]) -> str:
+    mean, std = stat(values)
+    return f"{100 * mean:.2f}" + (f" +- {100 * std:.2f}" if len(values) > 1 else "")
+
+
+def best_epoch(metrics: dict) -> str:
+    """The epoch whose checkpoint was kept (by validation), else its step ("step N"); "" for runs without epochs."""
+    train = metrics.get("train") or {}
+    if train.get("best_epoch") is not None:
+        return f"{train['best_epoch']:g}"
+    checkpoint = train.get("best_checkpoint") or ""
+    return f"step {checkpoint.rsplit('-', 1)[-1]}" if checkpoint else ""
+
+
+def majority(metrics: dict) -> tuple[float, float] | None:
+    """Accuracy and macro-F1 of always predicting the most frequent training category."""
+    counts = (metrics.get("data") or {}).get("split_categories")
+    if not counts:
+        return None
+    top = max(counts["train"], key=lambda c: (counts["train"][c], c))
+    test = counts["test"]
+    share = test.get(top, 0) / sum(test.values())
+    labels = set(counts["train"])
+    f1_top = 2 * share / (1 + share) if share else 0.0
+    return share, f1_top / len(labels)
+
+
+def table(name: str, variants: dict[str, list[dict]]) -> list[str]:
+    lines = [f"### {name}", "", "| model | seeds | test accuracy | test macro-F1 | examples train / test | "
+             "best epoch | train s | tokens/s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for variant, runs in sorted(variants.items()):
+        accuracy = [r["test"]["accuracy"] for r in runs]
+        f1 = [r["test"]["macro_f1"] for r in runs]
+        train = [r.get("train") or {} for r in runs]
+        seconds = statistics.mean(t.get("seconds") or 0 for t in train)
+        speeds = [t["tokens_per_s"] for t in train if t.get("tokens_per_s")]
+        speed = f"{statistics.mean(speeds):,.0f}" if speeds else ""
+        lines.append(
+            f"| {variant} | {len(runs)} | {cell(accuracy)} | {cell(f1)} | {train[0].get('examples', '')} / "
+            f"{runs[0]['test']['examples']} | {', '.join(best_epoch(r) for r in runs)} | {seconds:,.0f} | {speed} |"
+        )
+    first = next(iter(variants.values()))[0]
+    found = majority(first)
+    if found:
+        lines.append(f"| majority class | - | {100 * found[0]:.2f} | {100 * found[1]:.2f} | | | | |")
+    return lines
+
+
+def compare(variants: dict[str, list[dict]], ours: str, other: str, margin: float, label: str) -> str | None:
+    """One goal line: `ours` at least `margin` points above `other` in accuracy and macro-F1."""
+    if ours not in variants or other not in variants:
+        return None
+    parts, met = [], True
+    for metric in ("accuracy", "macro_f1"):
+        a, sa = stat([r["test"][metric] for r in variants[ours]])
+        b, sb = stat([r["test"][metric] for r in variants[other]])
+        diff = 100 * (a - b)
+        spread = 100 * max(sa, sb)
+        ok = diff >= margin or (margin <= 0 and abs(diff) <= spread)
+        met &= ok
+        tie = " (tie: within the seed spread)" if abs(diff) <= spread and spread > 0 else ""
+        parts.append(f"{metric} {diff:+.2f}{tie}")
+    return f"- {label}: {'met' if met else 'NOT met'} ({', '.join(parts)})"
+
+
+def main(argv: list[str]) -> None:
+    dirs = [Path(a) for a in argv] or [Path("benchmarks/results/classification-full")]
+    runs = load(dirs)
+    for name, variants in sorted(runs.items()):
+        print("\n".join(table(name, variants)), end="\n\n")
+        ours = next((v for v in ("fastformer512-glove", "fastformer-glove") if v in variants), None)
+        if ours is None:
+            continue
+        softmax = ours.replace("fastformer", "softmax")
+        random = ours.replace("glove", "random")
+        goals = [
+            compare(variants, ours, "tfidf", 1.0 if name != "imdb2" else 0.0, f"{ours} vs TF-IDF + LR"),
+            compare(variants, ours, softmax, 0.0, f"{ours} at or above {softmax}"),
+            compare(variants, ours, random, 3.0, f"{ours} >= +3 points over {random}"),
+        ]
+        goals = [g for g in goals if g]
+        if goals:
+            print("\n".join(goals), end="\n\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
