@@ -82,13 +82,21 @@ def test_evaluate_and_predict_from_the_saved_folder(trained, mind, tmp_path, cap
 
 
 def test_resume_continues_from_the_last_checkpoint(mind, tmp_path, capsys):
+    """With word-level titles and word vectors (a small GloVe-format file) in the news encoder's embeddings."""
     out = tmp_path / "run"
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("".join(f"{w} {i} 0.5 -1\n" for i, w in enumerate(["the", "to", "trump", "nfl", "'s"])))
     args = ["train", "news", "--train", str(mind / "valid"), "--max-train-impressions", "60",
-            "--max-eval-impressions", "30", "--output-dir", str(out), *TINY]  # fmt: skip
+            "--max-eval-impressions", "30", "--output-dir", str(out), "--tokenization", "word",
+            "--word-vectors", str(vectors), *TINY]  # fmt: skip
     assert main([*args, "--epochs", "1"]) == 0
     assert main([*args, "--epochs", "2", "--resume"]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert "checkpoint-" in metrics["train"]["resumed_from"]
+    assert (
+        metrics["inputs"]["embeddings"]["vocabulary_with_vectors"] == 5 and metrics["inputs"]["tokenization"] == "word"
+    )
+    assert json.loads((out / "config.json").read_text())["embedding_size"] == 3
     last = max((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
     assert json.loads((last / "trainer_state.json").read_text())["epoch"] == 2
 

@@ -25,6 +25,7 @@ import torch
 
 from fastformer.data.mind import Impression, MindData, load_mind
 from fastformer.metrics.ranking import METRICS, mind_metrics, rank_scores, write_rankings
+from fastformer.tasks import inputs
 from fastformer.tasks.common import (
     CHECKPOINTS,
     dataclass_from_dict,
@@ -54,7 +55,11 @@ class NewsConfig:
     max_history: int = 50  # most recent clicks the user encoder reads
     negatives: int = 4  # K unclicked candidates per click
     tokenizer: str | None = None
+    tokenization: str = "wordpiece"  # trained tokenizer: "wordpiece" or "word" (NLTK-style words, as the paper)
     vocab_size: int = 30000
+    min_word_count: int = 2  # word level: rarer training words are [UNK] unless the vectors know them
+    word_vectors: str | None = None  # "glove-6b-50d" or a GloVe / word2vec / fastText text file
+    freeze_word_vectors: bool = False
     preset: str = "paper"
     architecture: str = "fastformer"  # "softmax": NRMS-style multi-head self-attention encoders
     model: dict[str, Any] = field(default_factory=dict)  # FastformerConfig overrides
@@ -87,6 +92,7 @@ class NewsConfig:
             raise ValueError("negatives must be at least 1")
         if isinstance(cfg.news_fields, str):
             cfg.news_fields = [f.strip() for f in cfg.news_fields.split(",") if f.strip()]
+        inputs.check_input_settings(cfg)
         return cfg
 
 
@@ -327,6 +333,7 @@ def train(cfg: NewsConfig) -> dict[str, Any]:
     splits = load_splits(cfg)
     train_news = splits["train"].news
     tokenizer = run_tokenizer(cfg, (n.text(cfg.news_fields) for n in train_news.values()), output_dir)
+    vectors = inputs.vectors_for_tokenizer(cfg, tokenizer)
     tokens = NewsTokens(tokenizer, cfg.news_fields, cfg.max_length)
     for data in splits.values():
         tokens.add(data)
@@ -341,8 +348,12 @@ def train(cfg: NewsConfig) -> dict[str, Any]:
         attention_type=cfg.architecture,
         news_fields=list(cfg.news_fields),  # kept in config.json, so evaluate / predict read the same text
     )
+    model_fields.update(inputs.model_embedding_size(cfg, vectors))
     config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
     model = FastformerForNewsRecommendation(config)
+    embeddings = None
+    if vectors is not None:
+        embeddings = inputs.initialise_embeddings(model, tokenizer, vectors, cfg.freeze_word_vectors, cfg.seed)
     if is_main_process():
         (output_dir / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2))
 
@@ -368,6 +379,7 @@ def train(cfg: NewsConfig) -> dict[str, Any]:
             best_checkpoint=trainer.state.best_model_checkpoint,
         ),
         parameters=sum(p.numel() for p in model.parameters()),
+        inputs=inputs.inputs_report(cfg, tokenizer, output_dir / "tokenizer", embeddings),
     )
     if not is_main_process():
         return metrics
