@@ -95,7 +95,7 @@ def compare(variants: dict[str, list[dict]], ours: str, other: str, margin: floa
         spread = 100 * max(sa, sb)
         ok = diff >= margin or (margin <= 0 and abs(diff) <= spread)
         met &= ok
-        tie = " (tie: within the seed spread)" if abs(diff) <= spread and spread > 0 else ""
+        tie = " (within the seed spread)" if abs(diff) <= spread and spread > 0 else ""
         parts.append(f"{metric} {diff:+.2f}{tie}")
     return f"- {label}: {'met' if met else 'NOT met'} ({', '.join(parts)})"
 
