@@ -8,7 +8,8 @@
 # regenerate from committed files and grow over sessions; a run whose file exists there is skipped, and a killed run
 # resumes (--resume). JOBS runs side by side, THREADS threads each (2 x 1 on the 2-core machine).
 # Rows: fastformer512-glove, softmax512-glove (the Transformer baseline with the same vectors), fastformer512-random
-# (word level, random embeddings: the initialisation ablation), fastformer1024-glove on IMDB, TF-IDF + LR; the
+# (word level, random embeddings: the initialisation ablation), fastformer512-wordpiece (WordPiece, random
+# embeddings: the default inputs before word vectors), fastformer1024-glove on IMDB, TF-IDF + LR; the
 # interaction and sharing ablations on Yelp-5 with vectors.
 set -euo pipefail
 IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
@@ -34,6 +35,7 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
           echo "yelp5-fastformer512-glove-seed$seed $yelp $glove --seed $seed --max-length 512"
           echo "yelp5-softmax512-glove-seed$seed $yelp $glove --seed $seed --max-length 512 --architecture softmax"
           echo "yelp5-fastformer512-random-seed$seed $yelp $word --seed $seed --max-length 512"
+          echo "yelp5-fastformer512-wordpiece-seed$seed $yelp --seed $seed --max-length 512"  # the default inputs
         done ;;
       yelp-ablations)
         for seed in $SEEDS; do
