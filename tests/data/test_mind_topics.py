@@ -1,6 +1,7 @@
 """MIND news topic classification: the readers on the real shared files, malformed rows, the title-disjoint split."""
 
 import gzip
+import json
 
 import pytest
 
@@ -69,12 +70,20 @@ def test_counts_of_what_is_dropped_and_the_body_column(tmp_path):
 
 
 def test_mindrec_malformed_record(tmp_path):
+    target = '\nWhether the user will click the target news "{}" in catagory {}?'
+    records = [{"input": 'User History: "A" in catagory news' + target.format("B", "sports"), "output": "Yes."},
+               {"input": "User History: broken" + target.format("C", "tv"), "output": "No."}]  # fmt: skip
     path = tmp_path / "rec.json.gz"
     with gzip.open(path, "wt") as f:
-        f.write('[{"input": "User History: \\"A\\" in catagory news\\nWhether the user will click the target news '
-                '\\"B\\" in catagory sports?", "output": "Yes."}, {"input": "User History: broken"}]')  # fmt: skip
-    with pytest.raises(DataError, match=r"rec.json.gz:2: field 'input': record 2: cannot read the history"):
+        json.dump(records, f)
+    with pytest.raises(DataError, match=r"rec.json.gz: field 'input': record 1: cannot read the history"):
         read_topics(path)
+    with gzip.open(path, "wt") as f:
+        json.dump(records[:1], f)
+    assert [(e.text, e.label, e.source[-2:]) for e in read_topics(path)[0]] == [
+        ("A", "news", ":1"),
+        ("B", "sports", ":1"),
+    ]
 
 
 @needs_data

@@ -291,6 +291,30 @@ def _parse_history(text: str, path: Path, record: int) -> list[tuple[str, str]]:
     return items
 
 
+def read_mindrec_records(path: Path) -> list:
+    """The records of a MINDRec JSON file (a JSON list), .gz too."""
+    with _open(path) as f:
+        try:
+            records = json.load(f)
+        except json.JSONDecodeError as error:
+            raise DataError(path, error.lineno, None, f"not valid JSON: {error.msg}") from None
+    if not isinstance(records, list):
+        raise DataError(path, None, None, "expected a JSON list of records")
+    return records
+
+
+def parse_mindrec_input(record, path: Path, index: int) -> tuple[str, list[tuple[str, str]], tuple[str, str]]:
+    """(history text, [(title, category) clicked], (target title, target category)) of one MINDRec record;
+    `index` (0-based) names the record in errors."""
+    if not isinstance(record, dict) or not isinstance(record.get("input"), str):
+        raise DataError(path, None, "input", f"record {index}: expected a record with a string 'input'")
+    history_text, newline, target_text = record["input"].partition("\n")
+    target = _TARGET.match(target_text.strip())
+    if not newline or target is None:
+        raise DataError(path, None, "input", f"record {index}: cannot find the target news line")
+    return history_text, _parse_history(history_text, path, index), (target.group(1), target.group(2))
+
+
 def convert_mindrec(json_path: str | Path, output_dir: str | Path) -> dict[str, int]:
     """Write news.tsv and behaviors.tsv from a MINDRec JSON file (a list of {"instruction", "input", "output"}).
 
@@ -302,13 +326,7 @@ def convert_mindrec(json_path: str | Path, output_dir: str | Path) -> dict[str, 
     (0-based). Returns counts.
     """
     json_path, output_dir = Path(json_path), Path(output_dir)
-    with _open(json_path) as f:
-        try:
-            records = json.load(f)
-        except json.JSONDecodeError as error:
-            raise DataError(json_path, error.lineno, None, f"not valid JSON: {error.msg}") from None
-    if not isinstance(records, list):
-        raise DataError(json_path, None, None, "expected a JSON list of records")
+    records = read_mindrec_records(json_path)
     news: dict[str, tuple[str, str]] = {}  # id -> (category, title)
     users: dict[str, dict] = {}  # history text -> {"history": [...], "candidates": [...], "labels": [...]}
     category_conflicts = 0
@@ -323,20 +341,15 @@ def convert_mindrec(json_path: str | Path, output_dir: str | Path) -> dict[str, 
         return nid
 
     for index, record in enumerate(records):
-        if not isinstance(record, dict) or not isinstance(record.get("input"), str):
-            raise DataError(json_path, None, "input", f"record {index}: expected a record with a string 'input'")
+        history_text, clicked, target = parse_mindrec_input(record, json_path, index)
         answer = str(record.get("output", "")).strip()
         if answer not in _ANSWERS:
             raise DataError(json_path, None, "output", f"record {index}: expected 'Yes.' or 'No.', got {answer!r}")
-        history_text, newline, target_text = record["input"].partition("\n")
-        target = _TARGET.match(target_text.strip())
-        if not newline or target is None:
-            raise DataError(json_path, None, "input", f"record {index}: cannot find the target news line")
         user = users.get(history_text)
         if user is None:
-            history = [news_id(t, c) for t, c in _parse_history(history_text, json_path, index)]
+            history = [news_id(t, c) for t, c in clicked]
             user = users[history_text] = dict(history=history, candidates=[], labels=[])
-        user["candidates"].append(news_id(target.group(1), target.group(2)))
+        user["candidates"].append(news_id(*target))
         user["labels"].append(_ANSWERS[answer])
 
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ Two sources, read into the same `Example`s as every other classification set:
   title, abstract, both, or `body` when a ninth column holds the news body (the paper used crawled bodies);
 - MINDRec JSON (`{"instruction", "input", "output"}` records): the (title, category) pairs named in each user's
   history and target line ("... in catagory finance", MINDRec's spelling). Their `source` is `path:RECORD`, the
-  1-based record number.
+  1-based record number (errors name the 0-based record index, as `convert_mindrec` does).
 
 Every news is kept once: a repeated news id, or a repeated text (the same title in a second file or record), is
 dropped and counted; a text filed under two categories keeps its most frequent category (ties: the first in
@@ -19,13 +19,12 @@ a topic set is small enough that a broken line should be fixed, not skipped).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastformer.data.mind import _HISTORY_ITEM, _TARGET, NEWS_COLUMNS, _lines, _open
+from fastformer.data.mind import NEWS_COLUMNS, _lines, _open, parse_mindrec_input, read_mindrec_records
 from fastformer.data.text_classification import DataError, Example
 
 TEXT_FIELDS = ("title", "abstract", "body")
@@ -107,33 +106,11 @@ def _mindrec_rows(path: Path, text_fields: Sequence[str], label_field: str, repo
     if tuple(text_fields) != ("title",) or label_field != "category":
         raise DataError(path, None, None, "MINDRec files hold titles and categories only (text 'title', label "
                         "'category')")  # fmt: skip
-    with _open(path) as f:
-        try:
-            records = json.load(f)
-        except json.JSONDecodeError as error:
-            raise DataError(path, error.lineno, None, f"not valid JSON: {error.msg}") from None
-    if not isinstance(records, list):
-        raise DataError(path, None, None, "expected a JSON list of MINDRec records")
-    for index, record in enumerate(records, start=1):
-        text = record.get("input") if isinstance(record, dict) else None
-        if not isinstance(text, str):
-            raise DataError(path, index, "input", f"record {index}: expected a record with a string 'input'")
-        history, _, target_line = text.partition("\n")
-        body = history.removeprefix("User History: ")
-        at = 0
-        while at < len(body):
-            match = _HISTORY_ITEM.match(body, at)
-            if match is None:
-                raise DataError(path, index, "input", f"record {index}: cannot read the history at "
-                                f"{body[at : at + 60]!r}")  # fmt: skip
-            report.rows += 1
-            yield f"{path}:{index}", None, match.group(1), match.group(2)
-            at = match.end()
-        target = _TARGET.match(target_line.strip())
-        if target is None:
-            raise DataError(path, index, "input", f"record {index}: cannot find the target news line")
-        report.rows += 1
-        yield f"{path}:{index}", None, target.group(1), target.group(2)
+    for index, record in enumerate(read_mindrec_records(path)):
+        _, clicked, target = parse_mindrec_input(record, path, index)
+        report.rows += len(clicked) + 1
+        for title, category in [*clicked, target]:
+            yield f"{path}:{index + 1}", None, title, category
 
 
 def read_topics(

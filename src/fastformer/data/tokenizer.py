@@ -14,7 +14,6 @@ SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 30000, lowercase: bool = True, min_frequency: int = 2):
     """A `PreTrainedTokenizerFast` (BERT-style normalisation and WordPiece) trained on `texts`."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
 
     tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=lowercase, clean_text=True, handle_chinese_chars=True)
@@ -23,6 +22,13 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 30000, lowercase: bo
     trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
                                         special_tokens=SPECIAL_TOKENS)  # fmt: skip
     tokenizer.train_from_iterator(texts, trainer=trainer)
+    return wrap_tokenizer(tokenizer)
+
+
+def wrap_tokenizer(tokenizer):
+    """A `tokenizers.Tokenizer` whose vocabulary starts with SPECIAL_TOKENS as a `PreTrainedTokenizerFast`."""
+    from transformers import PreTrainedTokenizerFast
+
     return PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         pad_token="[PAD]",

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]  # id 0 = padding, as the models expect
+from fastformer.data.tokenizer import SPECIAL_TOKENS, wrap_tokenizer  # the same special tokens and ids as WordPiece
 
 _CLITIC = r"(?:s|m|d|ll|re|ve)\b"
 WORD_PATTERN = "|".join(
@@ -100,20 +100,11 @@ def choose_vocabulary(
 def build_word_tokenizer(words: list[str]):
     """A `PreTrainedTokenizerFast` (word level) over SPECIAL_TOKENS + `words`."""
     from tokenizers import Tokenizer, models
-    from transformers import PreTrainedTokenizerFast
 
     vocab = {token: i for i, token in enumerate(SPECIAL_TOKENS + list(words))}
     tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
     tokenizer.normalizer, tokenizer.pre_tokenizer = word_pre_tokenizer()
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer,
-        pad_token="[PAD]",
-        unk_token="[UNK]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        mask_token="[MASK]",
-        model_input_names=["input_ids", "attention_mask"],
-    )
+    return wrap_tokenizer(tokenizer)
 
 
 def train_word_tokenizer(
