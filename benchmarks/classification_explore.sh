@@ -17,6 +17,10 @@ jobs() {
   for seed in $SEEDS; do
     echo "yelp5-fastformer512-glove-e8-seed$seed $glove --epochs 8 --seed $seed"
     echo "yelp5-fastformer512-random-e8-seed$seed $yelp --epochs 8 --seed $seed"
+    # a full-width (256) table started from the 50-d vectors by an isometric map, instead of a 50-d table + projection
+    echo "yelp5-fastformer512-glove256-seed$seed $glove --epochs 3 --seed $seed --model embedding_size=256"
+    # a gentler schedule: half the learning rate, 10 % warm-up
+    echo "yelp5-fastformer512-glove-lr5e-4-warm-seed$seed $glove --epochs 3 --seed $seed --learning-rate 5e-4 --warmup 0.1"
   done
 }
 source "$(dirname "$0")/run_sweep.sh"

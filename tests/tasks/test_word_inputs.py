@@ -81,7 +81,18 @@ def test_bad_input_settings_fail_before_training(tmp_path):
               "--output-dir", out])  # fmt: skip
     with pytest.raises(SystemExit, match="set the model's embedding_size to 4"):
         main(["train", *_data(), *TINY, "--tokenization", "word", "--word-vectors", str(_vectors(tmp_path)),
-              "--model", "embedding_size=8", "--output-dir", out])  # fmt: skip
+              "--model", "embedding_size=2", "--output-dir", out])  # fmt: skip
+
+
+def test_isometric_placement_keeps_inner_products():
+    from fastformer.tasks.inputs import embed_isometrically
+
+    vectors = torch.randn(20, 4, generator=torch.Generator().manual_seed(0))
+    wide = embed_isometrically(vectors, 32, seed=1)
+    assert wide.shape == (20, 32) and abs(float(wide.std()) - 0.1) < 0.02
+    scale = float((wide @ wide.T)[0, 0] / (vectors @ vectors.T)[0, 0])
+    torch.testing.assert_close(wide @ wide.T, scale * (vectors @ vectors.T), rtol=1e-4, atol=1e-5)
+    assert embed_isometrically(vectors, 32, seed=1).equal(wide)  # seeded
 
 
 @pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")

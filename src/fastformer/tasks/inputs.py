@@ -89,13 +89,16 @@ def initialise_embeddings(model, tokenizer, vectors, freeze: bool, seed: int) ->
     from fastformer.data.word_vectors import embedding_matrix
 
     embeddings = model.get_input_embeddings()
-    if embeddings.embedding_dim != vectors.dim:
+    width = embeddings.embedding_dim
+    if width < vectors.dim:
         raise ValueError(
-            f"the word vectors are {vectors.dim}-d but the word embeddings {embeddings.embedding_dim}-d: "
-            f"set the model's embedding_size to {vectors.dim} (a projection then maps them to hidden_size)"
+            f"the word vectors are {vectors.dim}-d but the word embeddings {width}-d: set the model's "
+            f"embedding_size to {vectors.dim} (a projection then maps them to hidden_size) or leave it unset"
         )
     vocabulary = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
     matrix, found = embedding_matrix(vocabulary, vectors, tokenizer.pad_token_id, seed=seed)
+    if width > vectors.dim:
+        matrix = embed_isometrically(matrix, width, seed)
     with torch.no_grad():
         embeddings.weight[: len(vocabulary)].copy_(matrix.to(embeddings.weight.dtype))
     embeddings.weight.requires_grad_(not freeze)
@@ -106,11 +109,28 @@ def initialise_embeddings(model, tokenizer, vectors, freeze: bool, seed: int) ->
         vocabulary_with_vectors=found,
         vocabulary_coverage=round(found / len(vocabulary), 4),
         frozen=freeze,
+        placement="as is" if width == vectors.dim else f"isometric map {vectors.dim} -> {width}",
     )
 
 
+def embed_isometrically(matrix, width: int, seed: int, element_std: float = 0.1):
+    """(V, d) vectors -> (V, width) rows with the same inner products up to one scale: times a seeded (d, width)
+    matrix with orthonormal rows, scaled to a per-element standard deviation of about `element_std` (what a
+    factorised embedding's initial projection gives GloVe rows). Lets a full-width embedding table start from
+    narrower vectors and keep all its width free to learn."""
+    import torch
+
+    d = matrix.shape[1]
+    gaussian = torch.randn(width, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    rows = torch.linalg.qr(gaussian).Q.T  # (d, width), orthonormal rows
+    mapped = matrix.double() @ rows
+    scale = element_std / float(mapped.std()) if float(mapped.std()) > 0 else 1.0
+    return (mapped * scale).to(matrix.dtype)
+
+
 def model_embedding_size(cfg: Any, vectors) -> dict[str, Any]:
-    """Config fields the vectors ask for: embedding_size = their width, unless the run's --model sets it."""
+    """Config fields the vectors ask for: embedding_size = their width (a factorised embedding), unless the run's
+    --model sets it (e.g. to hidden_size: a full-width table started from the vectors by `embed_isometrically`)."""
     if vectors is None or "embedding_size" in (getattr(cfg, "model", None) or {}):
         return {}
     return dict(embedding_size=vectors.dim)
