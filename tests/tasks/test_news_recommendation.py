@@ -96,7 +96,7 @@ def test_resume_continues_from_the_last_checkpoint(mind, tmp_path, capsys):
     assert (
         metrics["inputs"]["embeddings"]["vocabulary_with_vectors"] == 5 and metrics["inputs"]["tokenization"] == "word"
     )
-    assert json.loads((out / "config.json").read_text())["embedding_size"] == 3
+    assert metrics["inputs"]["embeddings"]["placement"] == "isometric map 3 -> 32"
     last = max((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
     assert json.loads((last / "trainer_state.json").read_text())["epoch"] == 2
 

@@ -51,7 +51,8 @@ def _rows(path, model, out):
 @pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
 def test_frozen_vectors_stay_and_fine_tuned_ones_move(tmp_path):
     path = _vectors(tmp_path)
-    out, model, metrics = _run(tmp_path, "frozen", "--word-vectors", str(path), "--freeze-word-vectors")
+    out, model, metrics = _run(tmp_path, "frozen", "--word-vectors", str(path), "--freeze-word-vectors",
+                               "--model", "embedding_size=4")  # fmt: skip
     assert model.config.embedding_size == 4 and model.fastformer.embedding_projection.in_features == 4
     rows, expected = _rows(path, model, out)
     torch.testing.assert_close(rows, expected, rtol=0, atol=1e-6)  # frozen: exactly the file's vectors after training
@@ -62,11 +63,19 @@ def test_frozen_vectors_stay_and_fine_tuned_ones_move(tmp_path):
     assert report["vocabulary_with_vectors"] == len(WORDS) and 0 < report["token_coverage_by_vectors"] < 1
     assert metrics["inputs"]["tokenization"] == "word"
 
-    out, model, metrics = _run(tmp_path, "tuned", "--word-vectors", str(path))
+    out, model, metrics = _run(tmp_path, "tuned", "--word-vectors", str(path), "--model", "embedding_size=4")
     rows, expected = _rows(path, model, out)
     assert not metrics["inputs"]["embeddings"]["frozen"]
     assert (rows - expected).abs().max() > 1e-3  # fine-tuned: moved from the file's vectors
     assert (rows - expected).abs().max() < 0.5  # ... but started there (one epoch of small steps)
+
+    # the default: a hidden-size table (32) started from the 4-d vectors by an isometric map, frozen here
+    out, model, metrics = _run(tmp_path, "wide", "--word-vectors", str(path), "--freeze-word-vectors")
+    assert model.config.embedding_size is None and model.fastformer.embedding_projection is None
+    assert metrics["inputs"]["embeddings"]["placement"] == "isometric map 4 -> 32"
+    rows, expected = _rows(path, model, out)
+    gram, expected_gram = rows @ rows.T, expected @ expected.T
+    torch.testing.assert_close(gram, expected_gram * (gram[0, 0] / expected_gram[0, 0]), rtol=1e-3, atol=1e-5)
 
 
 @pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
@@ -79,7 +88,7 @@ def test_bad_input_settings_fail_before_training(tmp_path):
     with pytest.raises(SystemExit, match="no such word-vector file"):
         main(["train", *_data(), *TINY, "--tokenization", "word", "--word-vectors", str(tmp_path / "none.txt"),
               "--output-dir", out])  # fmt: skip
-    with pytest.raises(SystemExit, match="set the model's embedding_size to 4"):
+    with pytest.raises(SystemExit, match="set the model's embedding_size to 4 .* or leave it unset"):
         main(["train", *_data(), *TINY, "--tokenization", "word", "--word-vectors", str(_vectors(tmp_path)),
               "--model", "embedding_size=2", "--output-dir", out])  # fmt: skip
 

@@ -316,7 +316,6 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
     )
     if cfg.architecture == "softmax":
         model_fields["attention_type"] = "softmax"
-    model_fields.update(inputs.model_embedding_size(cfg, vectors))
     config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
     model = FastformerForSequenceClassification(config)
     embeddings = None

@@ -83,7 +83,11 @@ def vectors_for_tokenizer(cfg: Any, tokenizer):
 
 def initialise_embeddings(model, tokenizer, vectors, freeze: bool, seed: int) -> dict[str, Any]:
     """Copy `vectors` into the model's word embeddings (rows of unknown words drawn at the vectors' scale, the
-    padding row zero); `freeze` keeps the table fixed during training. Returns what was done, for metrics.json."""
+    padding row zero); `freeze` keeps the table fixed during training. Returns what was done, for metrics.json.
+
+    A table as wide as the vectors (a factorised embedding, `embedding_size` = their width) takes them as they are; a
+    wider one (the default: hidden_size) takes them through `embed_isometrically`. On full Yelp-5 the wide table
+    learned better than a 50-d table with a projection (docs/RESULTS.md, "Full data, the paper's protocol")."""
     import torch
 
     from fastformer.data.word_vectors import embedding_matrix
@@ -126,14 +130,6 @@ def embed_isometrically(matrix, width: int, seed: int, element_std: float = 0.1)
     mapped = matrix.double() @ rows
     scale = element_std / float(mapped.std()) if float(mapped.std()) > 0 else 1.0
     return (mapped * scale).to(matrix.dtype)
-
-
-def model_embedding_size(cfg: Any, vectors) -> dict[str, Any]:
-    """Config fields the vectors ask for: embedding_size = their width (a factorised embedding), unless the run's
-    --model sets it (e.g. to hidden_size: a full-width table started from the vectors by `embed_isometrically`)."""
-    if vectors is None or "embedding_size" in (getattr(cfg, "model", None) or {}):
-        return {}
-    return dict(embedding_size=vectors.dim)
 
 
 def inputs_report(cfg: Any, tokenizer, tokenizer_dir: Path, embeddings: dict[str, Any] | None) -> dict[str, Any]:

@@ -348,7 +348,6 @@ def train(cfg: NewsConfig) -> dict[str, Any]:
         attention_type=cfg.architecture,
         news_fields=list(cfg.news_fields),  # kept in config.json, so evaluate / predict read the same text
     )
-    model_fields.update(inputs.model_embedding_size(cfg, vectors))
     config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
     model = FastformerForNewsRecommendation(config)
     embeddings = None
