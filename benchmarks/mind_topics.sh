@@ -6,7 +6,8 @@
 # inputs of the other classification rows), Fastformer with random embeddings, TF-IDF + LR; 3 seeds; paper's
 # settings otherwise (batch 64, Adam 1e-3, 3 epochs, best epoch by validation macro-F1; max length 48 for titles,
 # 256 for title + abstract). The majority-class row is computed from the split counts by the summary script.
-# Usage: bash benchmarks/mind_topics.sh && python benchmarks/summarize_mind_topics.py
+# Usage: bash benchmarks/mind_topics.sh && python benchmarks/summarize_runs.py benchmarks/results/mind-topics
+# Longer training (the validation score still rose at epoch 3): EPOCHS=10 SETS=abstracts, EPOCHS=6 SETS=titles.
 # Each finished run's metrics.json is copied to benchmarks/results/mind-topics/<name>.json (runs found there are
 # skipped).
 set -euo pipefail
@@ -22,14 +23,15 @@ titles="--format mind-topics --train $MIND/news_sample.tsv.gz,$MIND/mindrec20_va
 abstracts="--format mind-topics --train $MIND/news_sample.tsv.gz --text-field title,abstract --epochs $EPOCHS \
  --max-length 256"
 glove="--tokenization word --word-vectors glove-6b-50d"
+tag=""; [ "$EPOCHS" != 3 ] && tag="-e$EPOCHS"  # runs of another length are rows of their own
 jobs() {
-  for set in titles abstracts; do
+  for set in ${SETS:-titles abstracts}; do
     data="$titles"; [ $set = abstracts ] && data="$abstracts"
-    echo "$set-tfidf-seed0 $data --architecture tfidf"
+    [ -z "$tag" ] && echo "$set-tfidf-seed0 $data --architecture tfidf"
     for seed in $SEEDS; do
-      echo "$set-fastformer-glove-seed$seed $data $glove --seed $seed"
-      echo "$set-softmax-glove-seed$seed $data $glove --seed $seed --architecture softmax"
-      echo "$set-fastformer-random-seed$seed $data --tokenization word --seed $seed"
+      echo "$set-fastformer-glove$tag-seed$seed $data $glove --seed $seed"
+      echo "$set-softmax-glove$tag-seed$seed $data $glove --seed $seed --architecture softmax"
+      echo "$set-fastformer-random$tag-seed$seed $data --tokenization word --seed $seed"
     done
   done
 }
