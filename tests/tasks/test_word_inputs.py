@@ -69,8 +69,14 @@ def test_frozen_vectors_stay_and_fine_tuned_ones_move(tmp_path):
     assert (rows - expected).abs().max() > 1e-3  # fine-tuned: moved from the file's vectors
     assert (rows - expected).abs().max() < 0.5  # ... but started there (one epoch of small steps)
 
-    # the default: a hidden-size table (32) started from the 4-d vectors by an isometric map, frozen here
-    out, model, metrics = _run(tmp_path, "wide", "--word-vectors", str(path), "--freeze-word-vectors")
+    # the default: a hidden-size table (32) started from the 4-d vectors by an isometric map, frozen here; word
+    # tokenization is implied by --word-vectors
+    out = tmp_path / "wide"
+    assert main(["train", *_data(), *TINY, "--output-dir", str(out), "--word-vectors", str(path),
+                 "--freeze-word-vectors"]) == 0  # fmt: skip
+    model = AutoModelForSequenceClassification.from_pretrained(out)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["inputs"]["tokenization"] == "word"
     assert model.config.embedding_size is None and model.fastformer.embedding_projection is None
     assert metrics["inputs"]["embeddings"]["placement"] == "isometric map 4 -> 32"
     rows, expected = _rows(path, model, out)

@@ -52,8 +52,8 @@ FLAGS = {
     "tokenizer": (str, "an existing tokenizer folder (default: train a WordPiece tokenizer on the training texts)"),
     "tokenization": (
         str,
-        "trained tokenizer: wordpiece (default) or word (lower-cased words and punctuation split as NLTK's "
-        "word_tokenize, as the paper; use with --word-vectors)",
+        "trained tokenizer: wordpiece or word (lower-cased words and punctuation split as NLTK's word_tokenize, "
+        "as the paper); default: word with --word-vectors, else wordpiece",
     ),
     "vocab-size": (int, "vocabulary size of a trained tokenizer"),
     "min-word-count": (int, "word tokenization: keep training words seen this often, or known to --word-vectors"),

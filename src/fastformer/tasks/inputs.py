@@ -1,7 +1,8 @@
 """A run's inputs: the tokenizer it trains (WordPiece, or word level as the paper) and the pretrained word vectors
 that initialise its embeddings.
 
-Task configs that support these carry the fields `tokenization` ("wordpiece" | "word"), `min_word_count`,
+Task configs that support these carry the fields `tokenization` ("wordpiece" | "word" | None: word when vectors are
+given, else WordPiece), `min_word_count`,
 `word_vectors` (a packaged name such as "glove-6b-50d", or a GloVe / word2vec / fastText text file) and
 `freeze_word_vectors`; other configs fall back to WordPiece without vectors.
 """
@@ -19,9 +20,15 @@ VOCABULARY_REPORT = "vocabulary_report.json"  # kept in OUTPUT/tokenizer/ beside
 _last_vectors: dict[str, Any] = {}  # source -> (words asked for, WordVectors): one read of a file per run
 
 
+def tokenization_of(cfg: Any) -> str:
+    """The trained tokenizer's kind: cfg.tokenization, else "word" when word vectors are given, else "wordpiece"."""
+    chosen = getattr(cfg, "tokenization", None)
+    return chosen or ("word" if getattr(cfg, "word_vectors", None) else "wordpiece")
+
+
 def check_input_settings(cfg: Any) -> None:
     """Range checks of the input fields, before any data is read."""
-    tokenization = getattr(cfg, "tokenization", "wordpiece")
+    tokenization = tokenization_of(cfg)
     if tokenization not in TOKENIZATIONS:
         raise ValueError(f"tokenization must be one of {TOKENIZATIONS}, got {tokenization!r}")
     if getattr(cfg, "min_word_count", 1) < 1:
@@ -51,7 +58,7 @@ def make_tokenizer(cfg: Any, texts: Iterable[str]) -> tuple[Any, dict[str, Any] 
     whose vocabulary keeps every training word the vectors know (cfg.tokenization == "word"), else WordPiece."""
     from fastformer.data.tokenizer import load_or_train_tokenizer
 
-    if cfg.tokenizer or getattr(cfg, "tokenization", "wordpiece") == "wordpiece":
+    if cfg.tokenizer or tokenization_of(cfg) == "wordpiece":
         return load_or_train_tokenizer(texts, cfg.tokenizer, cfg.vocab_size), None
     from fastformer.data.word_tokenizer import build_word_tokenizer, choose_vocabulary, count_words
 
@@ -135,7 +142,7 @@ def embed_isometrically(matrix, width: int, seed: int, element_std: float = 0.1)
 def inputs_report(cfg: Any, tokenizer, tokenizer_dir: Path, embeddings: dict[str, Any] | None) -> dict[str, Any]:
     """What metrics.json says of the run's inputs."""
     report: dict[str, Any] = dict(
-        tokenization="existing" if cfg.tokenizer else getattr(cfg, "tokenization", "wordpiece"),
+        tokenization="existing" if cfg.tokenizer else tokenization_of(cfg),
         vocabulary=len(tokenizer),
     )
     vocabulary = read_vocabulary_report(tokenizer_dir)

@@ -55,7 +55,8 @@ class NewsConfig:
     max_history: int = 50  # most recent clicks the user encoder reads
     negatives: int = 4  # K unclicked candidates per click
     tokenizer: str | None = None
-    tokenization: str = "wordpiece"  # trained tokenizer: "wordpiece" or "word" (NLTK-style words, as the paper)
+    # trained tokenizer: "wordpiece" or "word" (NLTK-style words, as the paper); None: word with word_vectors
+    tokenization: str | None = None
     vocab_size: int = 30000
     min_word_count: int = 2  # word level: rarer training words are [UNK] unless the vectors know them
     word_vectors: str | None = None  # "glove-6b-50d" or a GloVe / word2vec / fastText text file
