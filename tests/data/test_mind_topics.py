@@ -29,6 +29,7 @@ def test_real_files_exact_counts():
     assert report.kept == 1999 and report.duplicate_texts == 1 and len(report.categories) > 15
     assert " | " in news[0].text  # title | abstract
     assert read_examples(FILES[0], format="mind-topics") == read_topics(FILES[0])[0]
+    assert len(read_examples(",".join(map(str, FILES)), format="mind-topics")) == 9517
 
 
 def _news_tsv(tmp_path, rows, name="news.tsv"):

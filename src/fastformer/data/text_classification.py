@@ -206,16 +206,16 @@ def read_examples(
     field title / abstract / body or a comma-separated mix, label field category / subcategory).
     where: keep only JSON Lines records whose fields equal these values (e.g. {"split": "train"}).
     """
+    if format == "mind-topics":  # MIND news.tsv / MINDRec (several joined by commas): each news text once
+        from fastformer.data.mind_topics import read_topics
+
+        return read_topics(str(path).split(","), text_field or "title", label_field or "category")[0]
     path = Path(path)
     if not path.exists():
         raise DataError(path, None, None, "no such file or folder")
     format = format or detect_format(path)
     if format not in FORMATS:
         raise DataError(path, None, None, f"unknown format {format!r}; one of {FORMATS}")
-    if format == "mind-topics":  # MIND news.tsv / MINDRec: each distinct news text with its category
-        from fastformer.data.mind_topics import read_topics
-
-        return read_topics([path], text_field or "title", label_field or "category")[0]
     if format in ("csv", "tsv"):
         examples = _read_delimited(path, "," if format == "csv" else "\t", text_field, label_field, has_header)
     elif format == "jsonl":
