@@ -22,6 +22,9 @@ jobs() {
     echo "yelp5-fastformer512-random-e8-seed$seed $yelp --epochs 8 --seed $seed"
     # a full-width (256) table started from the 50-d vectors by an isometric map, instead of a 50-d table + projection
     echo "yelp5-fastformer512-glove256-seed$seed $glove --epochs 3 --seed $seed --model embedding_size=256"
+    # the full-width default with random batches instead of length-grouped ones (Yelp's length tracks its rating, so
+    # a batch of similar lengths is also a batch of similar labels)
+    echo "yelp5-fastformer512-glove-shuffled-seed$seed $glove --epochs 3 --seed $seed --sampling random"
     # a gentler schedule: half the learning rate, 10 % warm-up
     echo "yelp5-fastformer512-glove50-lr5e-4-warm-seed$seed $glove50 --epochs 3 --seed $seed --learning-rate 5e-4 \
  --warmup 0.1"
