@@ -31,3 +31,20 @@ def test_train_evaluate_predict_on_mind_topics(tmp_path, capsys):
     capsys.readouterr()
     assert main(["predict", str(out), "Patriots beat the Jets in overtime"]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[0])["label"] in metrics["test"]["labels"]
+
+
+def test_texts_of_a_given_test_file_leave_training(tmp_path):
+    from fastformer.tasks.classification import ClassificationConfig, load_splits
+
+    def news(path, rows):
+        path.write_text("".join(f"N{i}\t{c}\t{c}\t{t}\t\t\t[]\t[]\n" for i, (c, t) in enumerate(rows)))
+        return str(path)
+
+    train = news(tmp_path / "train.tsv", [("news", f"story {i}") for i in range(20)] + [("sports", "The  Game")])
+    test = news(tmp_path / "test.tsv", [("sports", "the game"), ("news", "story 0")])
+    report = {}
+    cfg = ClassificationConfig.from_dict(dict(train=train, test=test, format="mind-topics"))
+    splits = load_splits(cfg, report)
+    assert report["train_texts_removed_as_in_evaluation_files"] == 2  # matched after lower-casing and spacing
+    assert len(splits["test"]) == 2 and len(splits["train"]) + len(splits["validation"]) == 19
+    assert not {e.text for e in splits["train"]} & {"story 0", "The  Game"}

@@ -117,7 +117,7 @@ def load_mind_topics(cfg: ClassificationConfig, report: dict[str, Any]) -> dict[
     test splits missing as files are cut from the training texts by `title_disjoint_split` (fixed seed SUBSET_SEED,
     so every training seed sees the same split); texts of a given validation / test file are removed from training.
     """
-    from fastformer.data.mind_topics import read_topics, title_disjoint_split
+    from fastformer.data.mind_topics import normalise_title, read_topics, title_disjoint_split
 
     read = dict(text_fields=cfg.text_field or "title", label_field=cfg.label_field or "category")
     splits, found = {}, {}
@@ -126,10 +126,10 @@ def load_mind_topics(cfg: ClassificationConfig, report: dict[str, Any]) -> dict[
         path = getattr(cfg, name)
         if path:
             splits[name], found[name] = read_topics(path.split(","), **read)
-    held = {e.text.lower() for name in ("validation", "test") if name in splits for e in splits[name]}
+    held = {normalise_title(e.text) for name in ("validation", "test") if name in splits for e in splits[name]}
     if held:
         before = len(splits["train"])
-        splits["train"] = [e for e in splits["train"] if e.text.lower() not in held]
+        splits["train"] = [e for e in splits["train"] if normalise_title(e.text) not in held]
         report["train_texts_removed_as_in_evaluation_files"] = before - len(splits["train"])
     missing = [name for name in ("validation", "test") if name not in splits]
     if missing:
