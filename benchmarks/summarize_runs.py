@@ -63,7 +63,19 @@ def majority(metrics: dict) -> tuple[float, float] | None:
     return share, f1_top / len(labels)
 
 
+def ranking_table(name: str, variants: dict[str, list[dict]]) -> list[str]:
+    """News recommendation runs: test AUC / MRR / nDCG@5 / nDCG@10 x100."""
+    keys = ("auc", "mrr", "ndcg@5", "ndcg@10")
+    lines = [f"### {name}", "", "| model | seeds | " + " | ".join(keys) + " |", "|---|---:|" + "---:|" * len(keys)]
+    for variant, runs in sorted(variants.items()):
+        cells = " | ".join(cell([r["test"][k] for r in runs]) for k in keys)
+        lines.append(f"| {variant} | {len(runs)} | {cells} |")
+    return lines
+
+
 def table(name: str, variants: dict[str, list[dict]]) -> list[str]:
+    if "auc" in next(iter(variants.values()))[0].get("test", {}):
+        return ranking_table(name, variants)
     lines = [f"### {name}", "", "| model | seeds | test accuracy | test macro-F1 | examples train / test | "
              "best epoch | train s | tokens/s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for variant, runs in sorted(variants.items()):
@@ -106,6 +118,8 @@ def main(argv: list[str]) -> None:
     runs = load(dirs)
     for name, variants in sorted(runs.items()):
         print("\n".join(table(name, variants)), end="\n\n")
+        if "accuracy" not in next(iter(variants.values()))[0].get("test", {}):
+            continue  # ranking runs: compared with the rankers without learning in docs/RESULTS.md
         goals = []
         for ours in sorted(v for v in variants if v.startswith("fastformer") and "-glove" in v):
             softmax = ours.replace("fastformer", "softmax", 1)
