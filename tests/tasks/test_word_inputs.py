@@ -85,6 +85,18 @@ def test_frozen_vectors_stay_and_fine_tuned_ones_move(tmp_path):
 
 
 @pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
+def test_a_run_reads_its_vector_file_once(tmp_path, monkeypatch):
+    """The vocabulary choice and the embedding step share one read (a 5 GB GloVe file is one pass, not two)."""
+    import fastformer.data.word_vectors as word_vectors
+
+    reads = []
+    load = word_vectors.load_word_vectors
+    monkeypatch.setattr(word_vectors, "load_word_vectors", lambda *a, **k: reads.append(a[0]) or load(*a, **k))
+    _run(tmp_path, "once", "--word-vectors", str(_vectors(tmp_path)))
+    assert len(reads) == 1
+
+
+@pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
 def test_bad_input_settings_fail_before_training(tmp_path):
     out = str(tmp_path / "x")
     with pytest.raises(SystemExit, match="freeze_word_vectors needs word_vectors"):

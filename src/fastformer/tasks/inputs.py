@@ -60,10 +60,12 @@ def make_tokenizer(cfg: Any, texts: Iterable[str]) -> tuple[Any, dict[str, Any] 
 
     if cfg.tokenizer or tokenization_of(cfg) == "wordpiece":
         return load_or_train_tokenizer(texts, cfg.tokenizer, cfg.vocab_size), None
-    from fastformer.data.word_tokenizer import build_word_tokenizer, choose_vocabulary, count_words
+    from fastformer.data.word_tokenizer import SPECIAL_TOKENS, build_word_tokenizer, choose_vocabulary, count_words
 
     counts = count_words(texts)
-    vectors = word_vectors(cfg.word_vectors, counts) if getattr(cfg, "word_vectors", None) else None
+    # the special tokens too: the embedding step asks for the whole vocabulary, and must find it in this read
+    wanted = set(counts) | set(SPECIAL_TOKENS)
+    vectors = word_vectors(cfg.word_vectors, wanted) if getattr(cfg, "word_vectors", None) else None
     words, report = choose_vocabulary(counts, cfg.vocab_size, cfg.min_word_count, vectors.vectors if vectors else None)
     if vectors is not None:
         total = sum(counts.values()) or 1
@@ -85,7 +87,12 @@ def vectors_for_tokenizer(cfg: Any, tokenizer):
     source = getattr(cfg, "word_vectors", None)
     if not source:
         return None
-    return word_vectors(source, tokenizer.convert_ids_to_tokens(list(range(len(tokenizer)))))
+    return word_vectors(source, vocabulary_of(tokenizer))
+
+
+def vocabulary_of(tokenizer) -> list[str]:
+    """The tokenizer's tokens in id order."""
+    return tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
 
 
 def initialise_embeddings(model, tokenizer, vectors, freeze: bool, seed: int) -> dict[str, Any]:
@@ -106,7 +113,7 @@ def initialise_embeddings(model, tokenizer, vectors, freeze: bool, seed: int) ->
             f"the word vectors are {vectors.dim}-d but the word embeddings {width}-d: set the model's "
             f"embedding_size to {vectors.dim} (a projection then maps them to hidden_size) or leave it unset"
         )
-    vocabulary = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    vocabulary = vocabulary_of(tokenizer)
     matrix, found = embedding_matrix(vocabulary, vectors, tokenizer.pad_token_id, seed=seed)
     if width > vectors.dim:
         matrix = embed_isometrically(matrix, width, seed)
