@@ -19,15 +19,13 @@ user-history / target-title / Yes-No record per sample).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastformer.data.text_classification import DataError
+from fastformer.data.text_classification import DataError, _open_text
 
 NEWS_COLUMNS = (
     "news_id",
@@ -129,15 +127,9 @@ class MindData:
     folder: str
 
 
-def _open(path: Path) -> io.TextIOBase:
-    if path.suffix.lower() == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return path.open("r", encoding="utf-8", newline="")
-
-
 def _lines(path: Path):
     """(line number, line without its line ending) of a text file, .gz too; blank lines skipped."""
-    with _open(path) as f:
+    with _open_text(path) as f:
         for number, line in enumerate(f, 1):
             line = line.rstrip("\r\n")
             if line.strip():
@@ -293,7 +285,7 @@ def _parse_history(text: str, path: Path, record: int) -> list[tuple[str, str]]:
 
 def read_mindrec_records(path: Path) -> list:
     """The records of a MINDRec JSON file (a JSON list), .gz too."""
-    with _open(path) as f:
+    with _open_text(path) as f:
         try:
             records = json.load(f)
         except json.JSONDecodeError as error:

