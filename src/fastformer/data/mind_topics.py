@@ -188,12 +188,13 @@ def title_disjoint_split(
             raise ValueError(f"{name} must be in [0, 1), got {value}")
     if validation_fraction + test_fraction >= 1:
         raise ValueError("validation_fraction + test_fraction must leave examples for training")
+    rank = {e: _rank(seed, e.text) for e in examples}  # hashed once, used for both orders below
     by_category: dict[str, list[Example]] = {}
     for example in examples:
         by_category.setdefault(example.label, []).append(example)
     splits: dict[str, list[Example]] = {"train": [], "validation": [], "test": []}
     for category in sorted(by_category):
-        items = sorted(by_category[category], key=lambda e: _rank(seed, e.text))
+        items = sorted(by_category[category], key=rank.__getitem__)
         n = len(items)
         n_test = max(1, round(test_fraction * n)) if n >= 3 and test_fraction else 0
         n_val = max(1, round(validation_fraction * n)) if n >= 3 and validation_fraction else 0
@@ -201,6 +202,6 @@ def title_disjoint_split(
         splits["validation"] += items[n_test : n_test + n_val]
         splits["train"] += items[n_test + n_val :]
     for name in splits:  # a fixed order, independent of the input order
-        splits[name].sort(key=lambda e: _rank(seed, e.text))
+        splits[name].sort(key=rank.__getitem__)
     counts = {name: dict(Counter(e.label for e in items).most_common()) for name, items in splits.items()}
     return splits, counts

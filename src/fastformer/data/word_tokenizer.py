@@ -54,18 +54,23 @@ def word_pre_tokenizer():
     return normalizer, pre_tokenizer
 
 
+def word_splitter():
+    """A function text -> its words under the word-level split (build it once, call it per text)."""
+    normalizer, pre_tokenizer = word_pre_tokenizer()
+    return lambda text: [word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))]
+
+
 def split_words(text: str) -> list[str]:
     """The word-level split of one text (what the tokenizer's vocabulary is made of)."""
-    normalizer, pre_tokenizer = word_pre_tokenizer()
-    return [word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))]
+    return word_splitter()(text)
 
 
 def count_words(texts: Iterable[str]) -> Counter:
     """How often each word of the split occurs in `texts`."""
-    normalizer, pre_tokenizer = word_pre_tokenizer()
+    split = word_splitter()
     counts: Counter = Counter()
     for text in texts:
-        counts.update(word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
+        counts.update(split(text))
     return counts
 
 
