@@ -1,36 +1,138 @@
-"""The op and the layers need torch alone; the models need transformers."""
+"""Tiers import alone: the op and the layers need torch alone, the CLI's help needs neither, the models need
+transformers; no import runs upward (a lower tier never imports a higher one)."""
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
-BLOCK_TRANSFORMERS = """
+import pytest
+
+SOURCE = Path(__file__).resolve().parents[1] / "src" / "fastformer"
+
+BLOCK = """
 import importlib.abc, sys
 class Block(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name.split('.')[0] == 'transformers':
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        if name.split('.')[0] in {blocked}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
 sys.meta_path.insert(0, Block())
 """
 
 
-def run(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", BLOCK_TRANSFORMERS + code], capture_output=True, text=True)
+def run(code: str, blocked=("transformers",)) -> subprocess.CompletedProcess:
+    prelude = BLOCK.format(blocked=set(blocked))
+    return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True)
 
 
 def test_op_and_layers_work_without_transformers():
     result = run(
         "import torch, fastformer\n"
+        "import fastformer.ops, fastformer.layers\n"
         "from fastformer.ops import fastformer_attention\n"
         "enc = fastformer.build_encoder('official', hidden_size=32, num_attention_heads=4)\n"
         "out, _ = enc(torch.randn(2, 5, 32))\n"
         "assert out.shape == (2, 5, 32)\n"
-        "assert not hasattr(fastformer, 'FastformerConfig')\n"
         "assert not any(m.split('.')[0] == 'transformers' for m in sys.modules)\n"
         "print('ok')\n"
     )
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
 
 
+@pytest.mark.parametrize("module", ["fastformer.ops", "fastformer.layers"])
+def test_each_lower_tier_imports_torch_and_nothing_of_transformers(module):
+    result = run(
+        f"import {module}\nassert 'torch' in sys.modules\n"
+        "print(sorted(m for m in sys.modules if m.startswith('fastformer')))\n"
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = eval(result.stdout)  # noqa: S307  (our own printout)
+    assert not [m for m in loaded if m.startswith(("fastformer.models", "fastformer.tasks", "fastformer.cli"))]
+
+
+def test_import_fastformer_is_lazy_and_names_load_on_use():
+    result = run(
+        "import fastformer\n"
+        "assert 'torch' not in sys.modules, 'import fastformer loaded torch'\n"
+        "assert fastformer.__version__\n"
+        "fastformer.fastformer_attention\n"
+        "assert 'torch' in sys.modules\n"
+        "try:\n"
+        "    fastformer.FastformerConfig\n"
+        "except ModuleNotFoundError as e:\n"
+        "    print('needs', e.name)\n",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "needs transformers"
+
+
+def test_cli_help_loads_neither_torch_nor_transformers():
+    result = run(
+        "import contextlib, io\n"
+        "from fastformer.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        "        main(['--help'])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'sklearn', 'numpy') if m in sys.modules))\n",
+        blocked=(),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
 def test_models_say_they_need_transformers():
     result = run("import fastformer.models.fastformer\n")
     assert result.returncode != 0 and "transformers" in result.stderr
+
+
+def test_version_has_one_source():
+    from importlib.metadata import version
+
+    import fastformer
+
+    assert fastformer.__version__ == version("fastformer")
+    pyproject = (SOURCE.parents[1] / "pyproject.toml").read_text()
+    assert 'dynamic = ["version"]' in pyproject and "fastformer.version.__version__" in pyproject
+
+
+# tier -> tiers it must never import (a lower tier never reaches up)
+FORBIDDEN = {
+    "ops": ("layers", "models", "tasks", "cli", "benchmark", "data", "metrics"),
+    "layers": ("models", "tasks", "cli", "benchmark", "data", "metrics"),
+    "data": ("models", "tasks", "cli", "benchmark", "metrics", "layers", "ops"),
+    "metrics": ("models", "tasks", "cli", "benchmark"),
+    "models": ("tasks", "cli", "benchmark"),
+    "tasks": ("cli", "benchmark"),
+    "benchmark": ("cli",),
+}
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_import_runs_upward_and_no_private_helper_crosses_a_module():
+    upward, private = [], []
+    for path in SOURCE.rglob("*.py"):
+        tier = path.relative_to(SOURCE).parts[0]
+        for module in _imports(path):
+            parts = module.split(".")
+            if parts[0] == "fastformer" and len(parts) > 1 and parts[1] in FORBIDDEN.get(tier, ()):
+                upward.append(f"{path.relative_to(SOURCE)} imports {module}")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fastformer"):
+                private += [f"{path.relative_to(SOURCE)}: {a.name}" for a in node.names if _private(a.name)]
+    assert not upward, upward
+    assert not private, private

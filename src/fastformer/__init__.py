@@ -1,56 +1,50 @@
 """fastformer: the Fastformer model (Wu et al., arXiv:2108.09084) as ops, layers and Hugging Face models.
 
-`import fastformer` gives the op and the layers (torch only) and, where transformers is installed, the models,
-registered with the Auto classes.
+The package is tiered: `fastformer.ops` and `fastformer.layers` need torch alone, `fastformer.models` needs
+transformers. `import fastformer` itself imports nothing heavy: each public name is loaded from its tier on first use
+(module `__getattr__`, in the spirit of transformers' own lazy module), so `import fastformer` and `fastformer --help`
+stay fast and a torch-only install can still use the op and the layers.
 """
 
-from fastformer.layers import (
-    AttentionPooling,
-    FastformerAttention,
-    FastformerEncoder,
-    FastformerLayer,
-    FeedForward,
-)
-from fastformer.ops import fastformer_attention, fastformer_attention_reference
-from fastformer.parameters import count_parameters, parameter_report
-from fastformer.presets import PRESETS, build_encoder
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
 
-__all__ = [
-    "PRESETS",
-    "AttentionPooling",
-    "FastformerAttention",
-    "FastformerEncoder",
-    "FastformerLayer",
-    "FeedForward",
-    "build_encoder",
-    "count_parameters",
-    "fastformer_attention",
-    "fastformer_attention_reference",
-    "parameter_report",
-]
+from fastformer.version import __version__
 
-try:  # the models need transformers; the op and the layers do not
-    import transformers  # noqa: F401
-except ModuleNotFoundError as missing:
-    if missing.name != "transformers":
-        raise
-else:
-    from fastformer.models.fastformer import (  # noqa: F401  (import registers the Auto classes)
-        FastformerConfig,
-        FastformerForCausalLM,
-        FastformerForConditionalGeneration,
-        FastformerForNewsRecommendation,
-        FastformerForSequenceClassification,
-        FastformerModel,
-    )
+# public name -> the module that defines it
+_EXPORTS = {
+    "AttentionPooling": "fastformer.layers",
+    "FastformerAttention": "fastformer.layers",
+    "FastformerEncoder": "fastformer.layers",
+    "FastformerLayer": "fastformer.layers",
+    "FeedForward": "fastformer.layers",
+    "fastformer_attention": "fastformer.ops",
+    "fastformer_attention_reference": "fastformer.ops",
+    "count_parameters": "fastformer.parameters",
+    "parameter_report": "fastformer.parameters",
+    "PRESETS": "fastformer.presets",
+    "build_encoder": "fastformer.presets",
+    # the models need transformers; importing one registers them all with the Auto classes
+    "FastformerConfig": "fastformer.models.fastformer",
+    "FastformerForCausalLM": "fastformer.models.fastformer",
+    "FastformerForConditionalGeneration": "fastformer.models.fastformer",
+    "FastformerForNewsRecommendation": "fastformer.models.fastformer",
+    "FastformerForSequenceClassification": "fastformer.models.fastformer",
+    "FastformerModel": "fastformer.models.fastformer",
+}
 
-    __all__ += [
-        "FastformerConfig",
-        "FastformerForCausalLM",
-        "FastformerForConditionalGeneration",
-        "FastformerForNewsRecommendation",
-        "FastformerForSequenceClassification",
-        "FastformerModel",
-    ]
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fastformer' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # loaded once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

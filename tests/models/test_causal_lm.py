@@ -4,7 +4,7 @@ import pytest
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
 
-import fastformer  # noqa: F401  (registers the Auto classes)
+import fastformer.models  # noqa: F401  (registers the Auto classes)
 from fastformer import FastformerConfig, FastformerForCausalLM
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
 
-import fastformer  # noqa: F401  (registers the Auto classes)
+import fastformer.models  # noqa: F401  (registers the Auto classes)
 from fastformer import FastformerConfig, FastformerForSequenceClassification, FastformerModel
 
 TINY = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from fastformer.layers import FastformerAttention
-from fastformer.ops.fused_block import fastformer_block_fused, fastformer_block_reference
+from fastformer.ops.fused_block import fastformer_block_fused
+from fastformer.ops.naive import fastformer_block_reference
 from fastformer.profiling import peak_memory_bytes
 from tests.helpers import assert_rms_close, right_padding_mask
 

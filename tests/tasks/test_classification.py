@@ -35,7 +35,7 @@ def test_builtin_task_trains_saves_and_reloads(tmp_path, capsys):
     assert metrics["test"]["examples"] == 100 and 0 <= metrics["test"]["macro_f1"] <= 1
     assert len(metrics["test"]["confusion_matrix"]) == 4
     assert metrics["train"]["tokens_per_s"] > 0
-    import fastformer  # noqa: F401
+    import fastformer.models  # noqa: F401
 
     model = AutoModelForSequenceClassification.from_pretrained(out)
     tokenizer = AutoTokenizer.from_pretrained(out)
@@ -71,7 +71,7 @@ def test_baselines_in_the_same_pipeline(tmp_path):
     softmax = tmp_path / "softmax"
     assert main(["train", *data, "--max-train-examples", "300", "--epochs", "1", "--architecture", "softmax",
                  "--output-dir", str(softmax), *TINY]) == 0  # fmt: skip
-    import fastformer  # noqa: F401
+    import fastformer.models  # noqa: F401
     from fastformer.layers import SoftmaxAttention
 
     model = AutoModelForSequenceClassification.from_pretrained(softmax)
@@ -104,7 +104,7 @@ def test_config_file_and_flags_resolve_in_order(tmp_path):
 
 
 def _final_logits(run_dir: Path) -> torch.Tensor:
-    import fastformer  # noqa: F401
+    import fastformer.models  # noqa: F401
 
     model = AutoModelForSequenceClassification.from_pretrained(run_dir).eval()
     with torch.no_grad():

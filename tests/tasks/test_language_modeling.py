@@ -69,7 +69,7 @@ def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
     assert math.isfinite(ppl) and ppl < 0.6 * 500
     assert metrics["train"]["tokens_per_s"] > 0 and metrics["train"]["steps"] == 40
 
-    import fastformer  # noqa: F401
+    import fastformer.models  # noqa: F401
 
     model = AutoModelForCausalLM.from_pretrained(out).eval()
     assert type(model).__name__ == "FastformerForCausalLM" and model.config.causal

@@ -37,7 +37,7 @@ def test_training_writes_a_loadable_folder_with_rouge(trained):
     assert metrics["test"]["examples"] == 8 and metrics["train"]["tokens_per_s"] > 0
     rows = [json.loads(line) for line in (trained / "summaries_test.jsonl").read_text().splitlines()]
     assert len(rows) == 8 and rows[0]["source"].endswith("test_first500.csv.gz:2")
-    import fastformer  # noqa: F401
+    import fastformer.models  # noqa: F401
 
     model = AutoModelForSeq2SeqLM.from_pretrained(trained)
     assert model.config.max_position_embeddings == 128 and model.config.attention_type == "fastformer"

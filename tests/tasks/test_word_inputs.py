@@ -33,7 +33,7 @@ def _data():
 def _run(tmp_path, name, *extra):
     out = tmp_path / name
     assert main(["train", *_data(), *TINY, "--tokenization", "word", "--output-dir", str(out), *extra]) == 0
-    import fastformer  # noqa: F401
+    import fastformer.models  # noqa: F401
 
     model = AutoModelForSequenceClassification.from_pretrained(out)
     return out, model, json.loads((out / "metrics.json").read_text())

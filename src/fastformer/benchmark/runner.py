@@ -312,3 +312,15 @@ def targets(cells: list[Cell], main: str = "fastformer-official") -> dict:
             if faster:
                 out[f"faster_than_{rival}_{mode}"] = dict(from_n=from_n, by_n=faster, met=all(faster.values()))
     return out
+
+
+def print_cell(cell) -> None:
+    if cell.status == "ok":
+        mem = "" if cell.peak_bytes is None else f"{cell.peak_bytes / 2**20:9.1f} MiB ({cell.peak_activations:.1f} act)"
+        spread = f"[{1e3 * cell.p20_s:.1f}, {1e3 * cell.p80_s:.1f}]"
+        print(f"{cell.variant:>28} {cell.mode:>9} B={cell.batch:<4} N={cell.n:<6} {1e3 * cell.median_s:10.1f} ms "
+              f"{spread} {cell.tokens_per_s:11,.0f} tok/s {mem}", flush=True)  # fmt: skip
+    else:
+        print(
+            f"{cell.variant:>28} {cell.mode:>9} B={cell.batch:<4} N={cell.n:<6} {cell.status}: {cell.note}", flush=True
+        )

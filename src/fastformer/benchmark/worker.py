@@ -11,7 +11,7 @@ from fastformer.benchmark.runner import measure_variant
 
 
 def main(spec_json: str, cells_path: str) -> None:
-    from fastformer.cli.bench import print_cell
+    from fastformer.benchmark.runner import print_cell
 
     spec = json.loads(spec_json)
     spec["shapes"] = [tuple(s) for s in spec["shapes"]]

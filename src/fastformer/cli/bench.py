@@ -20,11 +20,9 @@ FAST_VARIANTS = ["fastformer-official", "fastformer-paper", "projections-only", 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from fastformer.benchmark.registry import VARIANTS
-
     parser.add_argument("--sweep", choices=["paper", "fixed", "both"], default="paper")
     parser.add_argument("--fast", action="store_true", help="a quick look: few variants and lengths, ~1 minute")
-    parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), help="default: all")
+    parser.add_argument("--variants", nargs="+", help="registry names (fastformer.benchmark.registry); default: all")
     parser.add_argument("--lengths", type=int, nargs="+", help="default: 128 ... 65536 (paper), 128 ... 16384 (fixed)")
     parser.add_argument("--tokens", type=int, default=65536, help="tokens per step in the paper sweep")
     parser.add_argument("--batch-size", type=int, default=4, help="batch of the fixed sweep")
@@ -49,18 +47,6 @@ def _shapes(args, sweep: str) -> list[tuple[int, int]]:
     return [(args.batch_size, n) for n in lengths]
 
 
-def print_cell(cell) -> None:
-    if cell.status == "ok":
-        mem = "" if cell.peak_bytes is None else f"{cell.peak_bytes / 2**20:9.1f} MiB ({cell.peak_activations:.1f} act)"
-        spread = f"[{1e3 * cell.p20_s:.1f}, {1e3 * cell.p80_s:.1f}]"
-        print(f"{cell.variant:>28} {cell.mode:>9} B={cell.batch:<4} N={cell.n:<6} {1e3 * cell.median_s:10.1f} ms "
-              f"{spread} {cell.tokens_per_s:11,.0f} tok/s {mem}", flush=True)  # fmt: skip
-    else:
-        print(
-            f"{cell.variant:>28} {cell.mode:>9} B={cell.batch:<4} N={cell.n:<6} {cell.status}: {cell.note}", flush=True
-        )
-
-
 def run(args: argparse.Namespace) -> int:
     import torch
 
@@ -68,7 +54,11 @@ def run(args: argparse.Namespace) -> int:
     from fastformer.benchmark import run as run_cells
     from fastformer.benchmark.plot import plot
     from fastformer.benchmark.registry import VARIANTS
+    from fastformer.benchmark.runner import print_cell
 
+    unknown = sorted(set(args.variants or ()) - set(VARIANTS))
+    if unknown:
+        raise SystemExit(f"fastformer bench: --variants: unknown {unknown}; choose from {sorted(VARIANTS)}")
     if args.fast:
         args.variants = args.variants or FAST_VARIANTS
         args.lengths = args.lengths or [512, 2048, 8192]

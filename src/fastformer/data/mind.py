@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastformer.data.text_classification import DataError, _open_text
+from fastformer.data.files import DataError, lines, open_text
 
 NEWS_COLUMNS = (
     "news_id",
@@ -127,21 +127,12 @@ class MindData:
     folder: str
 
 
-def _lines(path: Path):
-    """(line number, line without its line ending) of a text file, .gz too; blank lines skipped."""
-    with _open_text(path) as f:
-        for number, line in enumerate(f, 1):
-            line = line.rstrip("\r\n")
-            if line.strip():
-                yield number, line
-
-
 def read_news(path: str | Path, report: MindReport | None = None, strict: bool = False) -> dict[str, News]:
     """news.tsv as {news_id: News}. Malformed lines are counted in `report` (or raise with strict=True)."""
     path = Path(path)
     report = report if report is not None else MindReport()
     news: dict[str, News] = {}
-    for number, line in _lines(path):
+    for number, line in lines(path):
         cols = line.split("\t")
         if len(cols) != len(NEWS_COLUMNS):
             report.news_malformed += 1
@@ -197,7 +188,7 @@ def read_behaviors(
     path = Path(path)
     report = report if report is not None else MindReport()
     impressions = []
-    for number, line in _lines(path):
+    for number, line in lines(path):
         cols = line.split("\t")
         if len(cols) != len(BEHAVIORS_COLUMNS):
             report.behaviors_malformed += 1
@@ -285,7 +276,7 @@ def _parse_history(text: str, path: Path, record: int) -> list[tuple[str, str]]:
 
 def read_mindrec_records(path: Path) -> list:
     """The records of a MINDRec JSON file (a JSON list), .gz too."""
-    with _open_text(path) as f:
+    with open_text(path) as f:
         try:
             records = json.load(f)
         except json.JSONDecodeError as error:

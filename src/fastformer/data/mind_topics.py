@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastformer.data.mind import NEWS_COLUMNS, _lines, parse_mindrec_input, read_mindrec_records
-from fastformer.data.text_classification import DataError, Example, _open_text
+from fastformer.data.files import DataError, lines, open_text
+from fastformer.data.mind import NEWS_COLUMNS, parse_mindrec_input, read_mindrec_records
+from fastformer.data.text_classification import Example
 
 TEXT_FIELDS = ("title", "abstract", "body")
 LABEL_FIELDS = ("category", "subcategory")
@@ -64,7 +65,7 @@ def normalise_title(text: str) -> str:
 
 
 def _is_mindrec(path: Path) -> bool:
-    with _open_text(path) as f:
+    with open_text(path) as f:
         return f.read(64).lstrip().startswith("[")
 
 
@@ -83,7 +84,7 @@ def _news_rows(path: Path, text_fields: Sequence[str], label_field: str, report:
     """(source, news id, text, label) of every usable news.tsv row."""
     columns = {name: i for i, name in enumerate(NEWS_COLUMNS)}
     columns["body"] = len(NEWS_COLUMNS)  # an optional ninth column
-    for number, line in _lines(path):
+    for number, line in lines(path):
         cols = line.split("\t")
         if len(cols) not in (len(NEWS_COLUMNS), len(NEWS_COLUMNS) + 1):
             raise DataError(path, number, None, f"expected {len(NEWS_COLUMNS)} tab-separated columns (or a ninth, "

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from fastformer.data.text_classification import DataError, _chain, _json_records, _open_text
+from fastformer.data.files import DataError, json_records, open_text, rows_with_lines
 
 FORMATS = ("csv", "jsonl", "cohan")
 DEFAULT_FIELDS = {
@@ -70,7 +70,7 @@ def detect_format(path: Path) -> str:
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     if suffixes and suffixes[-1] == ".csv":
         return "csv"
-    with _open_text(path) as f:
+    with open_text(path) as f:
         first = next((line for line in f if line.strip()), "")
     try:
         record = json.loads(first) if first else None
@@ -114,7 +114,7 @@ def _pair(source: str, target: str, path: Path, line: int, fields: tuple[str, st
 
 
 def _read_csv(path: Path, fields: tuple[str, str]) -> Iterator[Pair | str]:
-    with _open_text(path) as f:
+    with open_text(path) as f:
         reader = csv.reader(f)
         try:
             header = next(reader)
@@ -126,7 +126,7 @@ def _read_csv(path: Path, fields: tuple[str, str]) -> Iterator[Pair | str]:
         source_i, target_i = header.index(fields[0]), header.index(fields[1])
         line = 1
         try:
-            for number, row in _chain((), reader, start=2):
+            for number, row in rows_with_lines((), reader, start=2):
                 line = number
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue
@@ -138,7 +138,7 @@ def _read_csv(path: Path, fields: tuple[str, str]) -> Iterator[Pair | str]:
 
 
 def _read_json_lines(path: Path, fields: tuple[str, str], where, sentence_lists: bool) -> Iterator[Pair | str]:
-    for number, record in _json_records(path, where):
+    for number, record in json_records(path, where):
         source, target = (_text_field(record.get(f), path, number, f, record) for f in fields)
         lists = sentence_lists or isinstance(record.get(fields[0]), list)
         yield _pair(source, target, path, number, fields, sentence_lists=lists)

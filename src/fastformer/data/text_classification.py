@@ -8,24 +8,14 @@ a missing column, an empty file, or a label the model does not know. Nothing is 
 from __future__ import annotations
 
 import csv
-import gzip
-import io
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fastformer.data.files import DataError, column, json_records, open_text, rows_with_lines
+
 FORMATS = ("csv", "tsv", "jsonl", "fasttext", "folder", "mind-topics")
 FASTTEXT_PREFIX = "__label__"
-
-
-class DataError(ValueError):
-    """A problem in an input file, with the file, line and field it was found at."""
-
-    def __init__(self, path: str | Path, line: int | None, field: str | None, message: str):
-        where = f"{path}" + (f":{line}" if line is not None else "") + (f": field {field!r}" if field else "")
-        super().__init__(f"{where}: {message}")
-        self.path, self.line, self.field = str(path), line, field
 
 
 @dataclass(frozen=True)
@@ -47,30 +37,11 @@ def detect_format(path: Path) -> str:
         return "tsv"
     if last == ".csv":
         return "csv"
-    with _open_text(path) as f:
+    with open_text(path) as f:
         first = f.readline()
     if first.startswith(FASTTEXT_PREFIX):
         return "fasttext"
     raise DataError(path, None, None, "cannot tell the format from the name; pass format= one of " + ", ".join(FORMATS))
-
-
-def _open_text(path: Path) -> io.TextIOBase:
-    if path.suffix.lower() == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return path.open("r", encoding="utf-8", newline="")
-
-
-def _column(header: list[str] | None, field: str | int | None, default: int, path: Path, what: str) -> int:
-    """Resolve a column given by name or position to its index."""
-    if field is None:
-        return default
-    if isinstance(field, int) or (isinstance(field, str) and field.lstrip("-").isdigit()):
-        return int(field)
-    if header is None:
-        raise DataError(path, 1, str(field), f"{what} column given by name, but the file has no header row")
-    if field not in header:
-        raise DataError(path, 1, str(field), f"no such {what} column; the header has {header}")
-    return header.index(field)
 
 
 def _looks_like_header(row: list[str], label_index: int) -> bool:
@@ -79,7 +50,7 @@ def _looks_like_header(row: list[str], label_index: int) -> bool:
 
 
 def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_header: bool | None) -> Iterator[Example]:
-    with _open_text(path) as f:
+    with open_text(path) as f:
         reader = csv.reader(f, delimiter=delimiter)
         try:
             first = next(reader)
@@ -93,13 +64,13 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
             guess_label = label_field if isinstance(label_field, int) else 0
             has_header = named or (len(first) > abs(guess_label) and _looks_like_header(first, guess_label))
         header = first if has_header else None
-        label_i = _column(header, label_field, 0, path, "label")
-        text_i = _column(header, text_field, 1 if label_i in (0, -len(first)) else 0, path, "text")
+        label_i = column(header, label_field, 0, path, "label")
+        text_i = column(header, text_field, 1 if label_i in (0, -len(first)) else 0, path, "text")
         width = len(first)
         rows: Iterable[tuple[int, list[str]]] = ((1, first),) if not has_header else ()
         line = 1
         try:
-            for number, row in _chain(rows, reader, start=2):
+            for number, row in rows_with_lines(rows, reader, start=2):
                 line = number
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue  # blank line
@@ -114,39 +85,9 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
             raise DataError(path, line + 1, None, f"malformed row: {error}") from None
 
 
-def _chain(first: Iterable[tuple[int, list[str]]], reader, start: int) -> Iterator[tuple[int, list[str]]]:
-    yield from first
-    # csv.reader counts physical lines (quoted fields may span several); report the line a row starts at
-    previous = reader.line_num
-    for row in reader:
-        yield previous + 1, row
-        previous = reader.line_num
-
-
-def _json_records(path: Path, where: dict[str, str] | None) -> Iterator[tuple[int, dict]]:
-    """(line number, record) of every non-blank line of a JSON Lines file that passes the `where` filters."""
-    empty = True
-    with _open_text(path) as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            empty = False
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DataError(path, number, None, f"not valid JSON: {error.msg}") from None
-            if not isinstance(record, dict):
-                raise DataError(path, number, None, "each line must be a JSON object")
-            if where and any(str(record.get(k)) != str(v) for k, v in where.items()):
-                continue
-            yield number, record
-    if empty:
-        raise DataError(path, None, None, "the file is empty")
-
-
 def _read_jsonl(path: Path, text_field, label_field, where: dict[str, str] | None) -> Iterator[Example]:
     text_field, label_field = text_field or "text", label_field or "label"
-    for number, record in _json_records(path, where):
+    for number, record in json_records(path, where):
         for field in (text_field, label_field):
             if field not in record:
                 raise DataError(path, number, field, f"missing; the record has {sorted(record)}")
@@ -162,7 +103,7 @@ def _read_jsonl(path: Path, text_field, label_field, where: dict[str, str] | Non
 
 def _read_fasttext(path: Path) -> Iterator[Example]:
     empty = True
-    with _open_text(path) as f:
+    with open_text(path) as f:
         for number, line in enumerate(f, start=1):
             line = line.rstrip("\r\n")
             if not line.strip():

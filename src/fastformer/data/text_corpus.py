@@ -9,7 +9,7 @@ import csv
 from collections.abc import Iterator
 from pathlib import Path
 
-from fastformer.data.text_classification import DataError, _column, _json_records, _open_text
+from fastformer.data.files import DataError, column, json_records, open_text
 
 CORPUS_FORMATS = ("jsonl", "csv", "tsv", "txt")
 
@@ -48,7 +48,7 @@ def read_texts(
 def _documents(path: Path, kind: str, text_field, where) -> Iterator[str | None]:
     if kind == "jsonl":
         key = text_field or "text"
-        for number, record in _json_records(path, where):
+        for number, record in json_records(path, where):
             if key not in record:
                 raise DataError(path, number, key, f"missing; the record has {sorted(record)}")
             text = record[key]
@@ -56,7 +56,7 @@ def _documents(path: Path, kind: str, text_field, where) -> Iterator[str | None]
                 raise DataError(path, number, key, f"expected a string, got {type(text).__name__}")
             yield text
         return
-    with _open_text(path) as f:
+    with open_text(path) as f:
         if kind == "txt":
             yield from (line.strip() for line in f)
             return
@@ -65,8 +65,8 @@ def _documents(path: Path, kind: str, text_field, where) -> Iterator[str | None]
         if header is None:
             raise DataError(path, None, None, "the file is empty")
         field = text_field if text_field is not None else "text"
-        column = _column(header, field, 0, path, "text")
+        text_column = column(header, field, 0, path, "text")
         for number, row in enumerate(reader, start=2):
-            if column >= len(row):
+            if text_column >= len(row):
                 raise DataError(path, number, str(field), f"the row has {len(row)} columns")
-            yield row[column]
+            yield row[text_column]

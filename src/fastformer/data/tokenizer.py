@@ -1,6 +1,7 @@
 """Train a WordPiece tokenizer offline from training texts, saved so that `AutoTokenizer.from_pretrained(DIR)` loads it.
 
-Id 0 is the padding token, as the models' `pad_token_id` and the authors' notebook expect.
+Id 0 is the padding token, as the models' `pad_token_id` and the authors' notebook expect. Needs `tokenizers` and
+`transformers`, imported when a function is called.
 """
 
 from __future__ import annotations

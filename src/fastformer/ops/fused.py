@@ -30,7 +30,7 @@ CHUNK_TOKENS = 2048
 def scoring_matrix(w: torch.Tensor, num_heads: int) -> torch.Tensor:
     """(H, D) per-head vectors or (H, H, D) full weights -> S (C, H) with scores = X @ S."""
     if w.dim() == 2:  # S[h * D + d, h] = w[h, d], zero off the head's own block
-        return _block_diag(w).t()
+        return block_diagonal(w).t()
     return w.permute(1, 2, 0).reshape(-1, num_heads)  # S[g * D + d, h] = w[h, g, d]
 
 
@@ -44,7 +44,7 @@ def scoring_weight_grad(grad_s: torch.Tensor, w_shape: torch.Size, num_heads: in
     return grad_s.view(num_heads, -1, num_heads).permute(2, 0, 1)  # [g, d, h] -> (h, g, d)
 
 
-def _blocks(B: int, N: int, chunk: int):
+def row_blocks(B: int, N: int, chunk: int):
     """(batch slice, list of token slices) covering (B, N) in pieces of about `chunk` tokens."""
     if N >= chunk:
         token_slices = [slice(n, min(n + chunk, N)) for n in range(0, N, chunk)]
@@ -53,14 +53,14 @@ def _blocks(B: int, N: int, chunk: int):
     return [(slice(b, min(b + rows, B)), [slice(0, N)]) for b in range(0, B, rows)]
 
 
-def _block_diag(vec: torch.Tensor) -> torch.Tensor:
+def block_diagonal(vec: torch.Tensor) -> torch.Tensor:
     """(..., H, D) -> (..., H, H * D) with vec[h] on head h's own channels, zero elsewhere."""
     H = vec.shape[-2]
     eye = torch.eye(H, dtype=vec.dtype, device=vec.device)
     return (vec[..., :, None, :] * eye[:, :, None]).flatten(-2)
 
 
-def _chunk(x: torch.Tensor, rows: slice, tokens: slice, acc: torch.dtype, mask: torch.Tensor | None):
+def token_chunk(x: torch.Tensor, rows: slice, tokens: slice, acc: torch.dtype, mask: torch.Tensor | None):
     """One block of x (B, N, C) in the accumulation dtype, padded slots zeroed so no garbage reaches a sum."""
     xc = x[rows, tokens].to(acc)
     if mask is not None:
@@ -89,7 +89,7 @@ def _pool(xc: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     return torch.einsum("bnhd,bhn->bhd", xc.view(b, T, H, C // H), weights)
 
 
-def _online_pool(x, rows, token_slices, mask, score, bias, acc, scores_out, pool=None):
+def online_pool(x, rows, token_slices, mask, score, bias, acc, scores_out, pool=None):
     """Softmax-weighted sum over tokens of one batch block, one pass over the chunks (online softmax).
 
     Writes the masked scores into scores_out[rows] (B, H, N); returns (pooled (b, H, D), shift (b, H), total (b, H))
@@ -102,7 +102,7 @@ def _online_pool(x, rows, token_slices, mask, score, bias, acc, scores_out, pool
     total = torch.zeros(b, H, dtype=acc, device=x.device)
     pooled = None
     for tokens in token_slices:
-        xc = _chunk(x, rows, tokens, acc, mask)
+        xc = token_chunk(x, rows, tokens, acc, mask)
         s = score(xc)  # (b, H, T)
         if bias is not None:
             s = s + bias[..., None]
@@ -175,7 +175,7 @@ def pool_queries(q, rows: slice, token_slices, mask, weights: ScoringWeights, po
         score_q = _Scorer(weights.scale * weights.s_q.expand(b, -1, -1), True)
     else:
         score_q = _Scorer(weights.scale * weights.w_q.expand(b, H, C // H), False)
-    pools.q_global[rows], pools.stats[0, rows], pools.stats[1, rows] = _online_pool(
+    pools.q_global[rows], pools.stats[0, rows], pools.stats[1, rows] = online_pool(
         q, rows, token_slices, mask, score_q, weights.b_q, weights.acc, pools.scores_q
     )
 
@@ -193,7 +193,7 @@ def pool_rows(q, k, rows: slice, token_slices, mask, weights: ScoringWeights, po
     pool_queries(q, rows, token_slices, mask, weights, pools)
     # scores of p_i = q_g * k_i, read off k_i with q_g folded into the scoring weights
     score_k = _Scorer(effective_key_scoring(weights, pools.q_global[rows]), weights.full)
-    pools.k_mean[rows], pools.stats[2, rows], pools.stats[3, rows] = _online_pool(
+    pools.k_mean[rows], pools.stats[2, rows], pools.stats[3, rows] = online_pool(
         k, rows, token_slices, mask, score_k, weights.b_k, weights.acc, pools.scores_k
     )
 
@@ -238,8 +238,8 @@ def key_pool_grads(pools: PoolStatistics, rows: slice, dk_global: torch.Tensor):
 
 def key_rows(weights: ScoringWeights, dk_mean: torch.Tensor, w_eff: torch.Tensor) -> torch.Tensor:
     """rhs (b, 2H, C) of dL/dk_i = [beta_i; dt_i] @ rhs: block-diag(dk_mean) over the scoring rows w_eff^T."""
-    scoring = w_eff.transpose(1, 2) if weights.full else _block_diag(w_eff)
-    return torch.cat([_block_diag(dk_mean), scoring], 1)
+    scoring = w_eff.transpose(1, 2) if weights.full else block_diagonal(w_eff)
+    return torch.cat([block_diagonal(dk_mean), scoring], 1)
 
 
 def key_softmax_grad(pools, rows, tokens, dbeta, beta_dbeta):
@@ -260,7 +260,7 @@ def key_pass(k, rows, token_slices, mask, weights, pools, dk_mean, grads, dk_sin
     beta_dbeta = (pools.k_mean[rows] * dk_mean).sum(-1, keepdim=True)  # (b, H, 1) = sum_i beta_i dbeta_i
     dbeta_score = _Scorer(dk_mean, False)
     for tokens in token_slices:
-        kc = _chunk(k, rows, tokens, acc, mask)
+        kc = token_chunk(k, rows, tokens, acc, mask)
         beta, dt = key_softmax_grad(pools, rows, tokens, dbeta_score(kc), beta_dbeta)
         dk_sink(rows, tokens, torch.cat([beta, dt], 1).transpose(1, 2), rows_k)  # lhs (b, T, 2H)
         dw_eff += torch.bmm(kc.transpose(1, 2), dt.transpose(1, 2)) if weights.full else _pool(kc, dt)
@@ -285,11 +285,11 @@ def query_pass(q, rows, token_slices, mask, weights, pools, dq_g, grads, dq_sink
     shift_q, total_q = pools.stats[0], pools.stats[1]
     q_g = pools.q_global[rows]
     alpha_dalpha = (q_g * dq_g).sum(-1, keepdim=True)  # (b, H, 1) = sum_i alpha_i dalpha_i
-    scoring_rows = weights.s_q.t() if weights.full else _block_diag(weights.w_q)  # (H, C)
-    rows_q = torch.cat([_block_diag(dq_g), scale * scoring_rows.expand(b, -1, -1)], 1)
+    scoring_rows = weights.s_q.t() if weights.full else block_diagonal(weights.w_q)  # (H, C)
+    rows_q = torch.cat([block_diagonal(dq_g), scale * scoring_rows.expand(b, -1, -1)], 1)
     dalpha_score = _Scorer(dq_g, False)
     for tokens in token_slices:
-        qc = _chunk(q, rows, tokens, acc, mask)
+        qc = token_chunk(q, rows, tokens, acc, mask)
         alpha = _weights(pools.scores_q, rows, tokens, shift_q[rows], total_q[rows])
         ds = alpha * (dalpha_score(qc) - alpha_dalpha)
         dq_sink(rows, tokens, torch.cat([alpha, ds], 1).transpose(1, 2), rows_q)
@@ -308,7 +308,7 @@ class _FusedFastformerAttention(torch.autograd.Function):
         weights = ScoringWeights(w_q, w_k, b_q, b_k, num_heads, scale, acc)
         pools = PoolStatistics.empty(B, N, num_heads, C // num_heads, acc, q.device)
         u = torch.empty_like(v)
-        for rows, token_slices in _blocks(B, N, chunk):
+        for rows, token_slices in row_blocks(B, N, chunk):
             pool_rows(q, k, rows, token_slices, mask, weights, pools)
             torch.mul(v[rows], pools.k_global(rows).to(v.dtype), out=u[rows])
             if mask is not None:
@@ -362,13 +362,13 @@ def _backward(g, q, k, v, mask, weights: ScoringWeights, pools: PoolStatistics, 
         if q.dtype != acc:
             dq[rows, tokens] = dq_c.to(q.dtype)
 
-    for rows, token_slices in _blocks(B, N, chunk):
+    for rows, token_slices in row_blocks(B, N, chunk):
         b = rows.stop - rows.start
         k_global = pools.k_global(rows)
         # pass 1: dk_g = sum_i g_i * v_i over real tokens (v is zeroed at padded ones)
         dk_global = torch.zeros(b, C, dtype=acc, device=q.device)
         for tokens in token_slices:
-            dk_global += (g[rows, tokens].to(acc) * _chunk(value, rows, tokens, acc, mask)).sum(1)
+            dk_global += (g[rows, tokens].to(acc) * token_chunk(value, rows, tokens, acc, mask)).sum(1)
         pool_backward(q, k, rows, token_slices, mask, weights, pools, dk_global.view(b, H, C // H), grads,
                       dk_sink, dq_sink)  # fmt: skip
         if dv is not None:

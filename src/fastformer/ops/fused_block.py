@@ -17,7 +17,8 @@ peak. Here:
 - backward turns o's buffer into dL/do (o is needed only for W_o's gradient, taken first), folds the value path and
   the residual into it, and adds dL/dq straight into dL/dx chunk by chunk.
 Forward saves q (and o with the output dense): about 4.4 activations at the training peak, output and dL/dx included.
-`fastformer_block_reference` composes the same block from the slow reference op: the ground truth of the tests.
+`fastformer_block_reference` (naive.py, with the other references) composes the same block from the slow reference
+op: the ground truth of the tests.
 """
 
 from __future__ import annotations
@@ -30,24 +31,23 @@ from fastformer.ops.fused import (
     PoolGradients,
     PoolStatistics,
     ScoringWeights,
-    _block_diag,
-    _blocks,
-    _chunk,
-    _online_pool,
+    block_diagonal,
     check_arguments,
     effective_key_scoring,
     key_pool_grads,
     key_rows,
     key_scoring_grads,
     key_softmax_grad,
+    online_pool,
     pool_queries,
     query_pass,
+    row_blocks,
+    token_chunk,
 )
-from fastformer.ops.naive import fastformer_attention_reference
 
 
 def _flat(t: torch.Tensor) -> torch.Tensor:
-    """(b, T, C) block of a contiguous (B, N, C) tensor -> (b * T, C); the blocks `_blocks` makes are contiguous."""
+    """(b, T, C) block of a contiguous (B, N, C) tensor -> (b * T, C); the blocks `row_blocks` makes are contiguous."""
     return t.view(-1, t.shape[-1])
 
 
@@ -79,7 +79,7 @@ class _KeyProjection:
     def scoring(self, weights: ScoringWeights, q_g: torch.Tensor):
         """The key scores k_i . w_eff + scale b_k as x_i @ M + c: M (b, C, H), c (b, H) or None."""
         w_eff = effective_key_scoring(weights, q_g)
-        s_eff = w_eff if weights.full else _block_diag(w_eff).transpose(1, 2)  # (b, C_out, H)
+        s_eff = w_eff if weights.full else block_diagonal(w_eff).transpose(1, 2)  # (b, C_out, H)
         m = torch.matmul(self.weight.t(), s_eff)  # (b, C_in, H)
         c = None if self.bias is None else torch.einsum("o,boh->bh", self.bias, s_eff)
         if weights.b_k is not None:
@@ -99,7 +99,7 @@ def _pool_keys_from_x(x, rows, token_slices, mask, weights: ScoringWeights, pool
     """The second pooling read off x: k_mean = sum_i beta_i k_i = (sum_i beta_i x_i) W_key^T + b_key (the weights
     sum to 1), scores k_i . w_eff = x_i @ (W_key^T w_eff) + b_key . w_eff. Saves the key projection's matmul and k."""
     m, c = key.scoring(weights, pools.q_global[rows])
-    x_mean, pools.stats[2, rows], total = _online_pool(
+    x_mean, pools.stats[2, rows], total = online_pool(
         x, rows, token_slices, mask, lambda xc: torch.bmm(xc, m).transpose(1, 2), c, weights.acc, pools.scores_k,
         pool=lambda xc, e: torch.bmm(e, xc),  # (b, H, C): each head's weighted mean of the whole x_i
     )  # fmt: skip
@@ -120,7 +120,7 @@ def _key_pass_from_x(x, rows, token_slices, mask, weights, pools, key: _KeyProje
     acc = weights.acc
     w_eff = effective_key_scoring(weights, pools.q_global[rows])
     rows_k = key_rows(weights, dk_mean, w_eff)  # (b, 2H, C_out)
-    dk_mean_rows = _block_diag(dk_mean)  # (b, H, C_out)
+    dk_mean_rows = block_diagonal(dk_mean)  # (b, H, C_out)
     a = torch.matmul(dk_mean_rows, key.weight)  # (b, H, C_in): dbeta_i = x_i . a_h + a0_h
     a0 = None if key.bias is None else dk_mean_rows @ key.bias  # (b, H)
     r = torch.matmul(rows_k, key.weight)  # (b, 2H, C_in)
@@ -128,7 +128,7 @@ def _key_pass_from_x(x, rows, token_slices, mask, weights, pools, key: _KeyProje
     lhs_x = torch.zeros(b, 2 * H, C, dtype=acc, device=x.device)  # sum_i lhs_i^T x_i
     lhs_sum = torch.zeros(b, 2 * H, dtype=acc, device=x.device)
     for tokens in token_slices:
-        xc = _chunk(x, rows, tokens, acc, mask)  # (b, T, C)
+        xc = token_chunk(x, rows, tokens, acc, mask)  # (b, T, C)
         dbeta = torch.bmm(a, xc.transpose(1, 2))  # (b, H, T)
         if a0 is not None:
             dbeta = dbeta + a0[..., None]
@@ -166,7 +166,7 @@ class _FusedFastformerBlock(torch.autograd.Function):
         pools = PoolStatistics.empty(B, N, num_heads, C // num_heads, acc, x.device)
         o = torch.empty_like(q)
         y = o if w_o is None else torch.empty_like(q)
-        for rows, token_slices in _blocks(B, N, chunk):
+        for rows, token_slices in row_blocks(B, N, chunk):
             pool_queries(q, rows, token_slices, mask, weights, pools)
             _pool_keys_from_x(x, rows, token_slices, mask, weights, pools, key)
             k_global = pools.k_global(rows).to(x.dtype)  # (b, 1, C)
@@ -193,7 +193,7 @@ class _FusedFastformerBlock(torch.autograd.Function):
         o, ctx.o = ctx.o, None  # from now on only this call holds o
         if w_o is not None and o is None:  # a second backward through the same graph: rebuild o
             o = torch.empty_like(q)
-            for rows, token_slices in _blocks(*x.shape[:2], chunk):
+            for rows, token_slices in row_blocks(*x.shape[:2], chunk):
                 for tokens in token_slices:
                     _transform(q, pools.k_global(rows).to(x.dtype), rows, tokens, mask, w_r, b_r, out=o)
         B, N, C = x.shape
@@ -228,7 +228,7 @@ class _FusedFastformerBlock(torch.autograd.Function):
             _add_outer(dw_query, dq_c, _flat(x[rows, tokens]))
             db_query.add_(dq_c.sum(0, dtype=acc))
 
-        for rows, token_slices in _blocks(B, N, chunk):
+        for rows, token_slices in row_blocks(B, N, chunk):
             b = rows.stop - rows.start
             k_global = pools.k_global(rows).to(x.dtype)  # (b, 1, C)
             dk_global = zeros(b, C)
@@ -245,7 +245,7 @@ class _FusedFastformerBlock(torch.autograd.Function):
                 du = torch.matmul(do_c, w_r)  # (b, T, C)
                 if mask is not None:
                     du.masked_fill_(~mask[rows, tokens, None], 0)
-                dk_global += (du.to(acc) * _chunk(q, rows, tokens, acc, mask)).sum(1)  # sum_i du_i * v_i
+                dk_global += (du.to(acc) * token_chunk(q, rows, tokens, acc, mask)).sum(1)  # sum_i du_i * v_i
                 if e is grad_o:  # in place: o's buffer
                     do_c.addcmul_(du, k_global)
                 else:
@@ -310,20 +310,3 @@ def fastformer_block_fused(
         x.contiguous(), mask, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_transform, b_transform,
         w_out, b_out, num_heads, scale, chunk_tokens,
     )  # fmt: skip
-
-
-def fastformer_block_reference(
-    x, w_query, b_query, w_key, b_key, w_q, w_k, w_transform, b_transform, w_out=None, b_out=None, mask=None, *,
-    num_heads: int, b_q=None, b_k=None, scale=None,
-) -> torch.Tensor:  # fmt: skip
-    """The same block, spelled out with the slow reference op on (B, H, N, D): the ground truth of the tests."""
-    B, N, C = x.shape
-    q = F.linear(x, w_query, b_query)
-    k = F.linear(x, w_key, b_key)
-
-    def heads(t):  # (B, N, C) -> (B, H, N, D)
-        return t.view(B, N, num_heads, C // num_heads).transpose(1, 2)
-
-    u = fastformer_attention_reference(heads(q), heads(k), heads(q), w_q, w_k, mask, b_q=b_q, b_k=b_k, scale=scale)
-    o = F.linear(u.transpose(1, 2).reshape(B, N, C), w_transform, b_transform) + q
-    return o if w_out is None else F.linear(o, w_out, b_out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 
 
 def _score(x: torch.Tensor, h: int, w: torch.Tensor, b: torch.Tensor | None, scale: float) -> torch.Tensor:
@@ -120,3 +121,20 @@ def causal_fastformer_attention_reference(
             u.append(mix(k_global, v[b][:, i]))
         outputs.append(torch.stack(u, dim=1))  # (H, N, D)
     return torch.stack(outputs).to(out_dtype)
+
+
+def fastformer_block_reference(
+    x, w_query, b_query, w_key, b_key, w_q, w_k, w_transform, b_transform, w_out=None, b_out=None, mask=None, *,
+    num_heads: int, b_q=None, b_k=None, scale=None,
+) -> torch.Tensor:  # fmt: skip
+    """The same block, spelled out with the slow reference op on (B, H, N, D): the ground truth of the tests."""
+    B, N, C = x.shape
+    q = F.linear(x, w_query, b_query)
+    k = F.linear(x, w_key, b_key)
+
+    def heads(t):  # (B, N, C) -> (B, H, N, D)
+        return t.view(B, N, num_heads, C // num_heads).transpose(1, 2)
+
+    u = fastformer_attention_reference(heads(q), heads(k), heads(q), w_q, w_k, mask, b_q=b_q, b_k=b_k, scale=scale)
+    o = F.linear(u.transpose(1, 2).reshape(B, N, C), w_transform, b_transform) + q
+    return o if w_out is None else F.linear(o, w_out, b_out)

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from fastformer.data.text_classification import Example, LabelMap, read_examples
+from fastformer.metrics.classification import classification_metrics
 from fastformer.tasks import inputs
 from fastformer.tasks.common import (
     CHECKPOINTS,
@@ -201,19 +202,6 @@ class EncodedDataset(torch.utils.data.Dataset):
         return sum(len(ids) for ids in self.input_ids)
 
 
-def classification_metrics(labels, predictions, label_names: list[str]) -> dict[str, Any]:
-    """Accuracy, macro-F1 and the confusion matrix (rows: true label, columns: predicted), with scikit-learn."""
-    from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
-
-    ids = list(range(len(label_names)))
-    return dict(
-        accuracy=float(accuracy_score(labels, predictions)),
-        macro_f1=float(f1_score(labels, predictions, labels=ids, average="macro", zero_division=0)),
-        confusion_matrix=confusion_matrix(labels, predictions, labels=ids).tolist(),
-        labels=label_names,
-    )
-
-
 def build_trainer(cfg: ClassificationConfig, model, tokenizer, train_set, eval_set, label_names):
     import numpy as np
     from transformers import DataCollatorWithPadding, Trainer
@@ -376,7 +364,7 @@ def load_model(model_dir: str | Path):
     """(model, tokenizer, LabelMap) of a trained folder."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    import fastformer  # noqa: F401  (registers the Auto classes)
+    import fastformer.models  # noqa: F401  (registers the Auto classes)
 
     model = AutoModelForSequenceClassification.from_pretrained(str(model_dir)).eval()
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))

@@ -260,7 +260,7 @@ def load_generator(model_dir: str | Path):
     """(model in eval mode, tokenizer) of a trained folder: a Fastformer or any AutoModelForCausalLM."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    import fastformer  # noqa: F401  (registers the Auto classes)
+    import fastformer.models  # noqa: F401  (registers the Auto classes)
 
     model = AutoModelForCausalLM.from_pretrained(str(model_dir)).eval()
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))

@@ -284,7 +284,7 @@ def load_model(model_dir: str | Path):
     """(model, tokenizer) of a folder written by `fastformer train summarize`."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    import fastformer  # noqa: F401  (registers the Auto classes)
+    import fastformer.models  # noqa: F401  (registers the Auto classes)
 
     model = AutoModelForSeq2SeqLM.from_pretrained(str(model_dir)).eval()
     return model, AutoTokenizer.from_pretrained(str(model_dir))

@@ -24,7 +24,7 @@ def train_tfidf(cfg, splits: dict[str, list], labels, data_report: dict[str, Any
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
-    from fastformer.tasks.classification import classification_metrics
+    from fastformer.metrics.classification import classification_metrics
 
     output_dir = Path(cfg.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,80 @@
+"""What every reader of the official formats shares: opening a text file (gzip too), the error that names file,
+line and field, the lines of a file, JSON Lines records, CSV rows with their starting line, columns by name or
+position. Imports the stdlib only."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+
+class DataError(ValueError):
+    """A problem in an input file, with the file, line and field it was found at."""
+
+    def __init__(self, path: str | Path, line: int | None, field: str | None, message: str):
+        where = f"{path}" + (f":{line}" if line is not None else "") + (f": field {field!r}" if field else "")
+        super().__init__(f"{where}: {message}")
+        self.path, self.line, self.field = str(path), line, field
+
+
+def open_text(path: Path) -> io.TextIOBase:
+    """A UTF-8 text file (gzip-compressed when its name ends in .gz), newlines untranslated (csv needs that)."""
+    if path.suffix.lower() == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    return path.open("r", encoding="utf-8", newline="")
+
+
+def column(header: list[str] | None, field: str | int | None, default: int, path: Path, what: str) -> int:
+    """Resolve a column given by name or position to its index."""
+    if field is None:
+        return default
+    if isinstance(field, int) or (isinstance(field, str) and field.lstrip("-").isdigit()):
+        return int(field)
+    if header is None:
+        raise DataError(path, 1, str(field), f"{what} column given by name, but the file has no header row")
+    if field not in header:
+        raise DataError(path, 1, str(field), f"no such {what} column; the header has {header}")
+    return header.index(field)
+
+
+def rows_with_lines(first: Iterable[tuple[int, list[str]]], reader, start: int) -> Iterator[tuple[int, list[str]]]:
+    """`first` (already read rows), then csv `reader`'s rows, each with the line it starts at."""
+    yield from first
+    # csv.reader counts physical lines (quoted fields may span several); report the line a row starts at
+    previous = reader.line_num
+    for row in reader:
+        yield previous + 1, row
+        previous = reader.line_num
+
+
+def json_records(path: Path, where: dict[str, str] | None) -> Iterator[tuple[int, dict]]:
+    """(line number, record) of every non-blank line of a JSON Lines file that passes the `where` filters."""
+    empty = True
+    with open_text(path) as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            empty = False
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise DataError(path, number, None, f"not valid JSON: {error.msg}") from None
+            if not isinstance(record, dict):
+                raise DataError(path, number, None, "each line must be a JSON object")
+            if where and any(str(record.get(k)) != str(v) for k, v in where.items()):
+                continue
+            yield number, record
+    if empty:
+        raise DataError(path, None, None, "the file is empty")
+
+
+def lines(path: Path):
+    """(line number, line without its line ending) of a text file, .gz too; blank lines skipped."""
+    with open_text(path) as f:
+        for number, line in enumerate(f, 1):
+            line = line.rstrip("\r\n")
+            if line.strip():
+                yield number, line

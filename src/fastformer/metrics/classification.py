@@ -1,0 +1,18 @@
+"""Classification metrics: accuracy, macro-F1 and the confusion matrix (scikit-learn)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def classification_metrics(labels, predictions, label_names: list[str]) -> dict[str, Any]:
+    """Accuracy, macro-F1 and the confusion matrix (rows: true label, columns: predicted), with scikit-learn."""
+    from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
+
+    ids = list(range(len(label_names)))
+    return dict(
+        accuracy=float(accuracy_score(labels, predictions)),
+        macro_f1=float(f1_score(labels, predictions, labels=ids, average="macro", zero_division=0)),
+        confusion_matrix=confusion_matrix(labels, predictions, labels=ids).tolist(),
+        labels=label_names,
+    )
