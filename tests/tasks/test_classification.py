@@ -10,8 +10,11 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from fastformer.cli.main import build_parser, main
-from fastformer.cli.train import resolve_config
+from fastformer.cli.main import main
+from fastformer.cli.settings import resolve_settings
+from fastformer.cli.train import build_parser
+from fastformer.tasks.config import SettingError
+from fastformer.tasks.configs import ClassificationConfig
 from tests.helpers import SHARED
 
 SST = SHARED / "data" / "sst5"
@@ -56,7 +59,7 @@ def test_real_data_sst5_and_unknown_labels_at_evaluation(tmp_path, capsys):
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["validation"]["labels"] == ["1", "2", "3", "4", "5"]
     assert main(["evaluate", str(out), "--data", str(SST / "sst_dev.txt")]) == 0
-    assert json.loads((out / "metrics_sst_dev.json").read_text())["examples"] == 1101
+    assert json.loads((out / "evaluations" / "sst_dev" / "metrics.json").read_text())["examples"] == 1101
     bad = tmp_path / "other.csv"
     bad.write_text("3,fine\n9,unseen label\n")
     with pytest.raises(SystemExit, match=r"other.csv:2: field 'label': label '9' was not seen in training"):
@@ -86,21 +89,22 @@ def test_baselines_in_the_same_pipeline(tmp_path):
     assert metrics["train"]["chosen_c"] in metrics["train"]["c_grid"]
     # 5 classes: chance is 0.2; TF-IDF + LR on the full SST-5 training set reaches about 0.4
     assert metrics["test"]["accuracy"] > 0.3 and metrics["test"]["examples"] == 300
-    with pytest.raises(SystemExit, match="architecture must be one of"):
+    with pytest.raises(SystemExit, match="--architecture: 'bert' is not one of fastformer, softmax, tfidf"):
         main(["train", *data, "--architecture", "bert", "--output-dir", str(tmp_path / "x")])
+    assert not (tmp_path / "x").exists()
 
 
 def test_config_file_and_flags_resolve_in_order(tmp_path):
     config = tmp_path / "c.yaml"
     config.write_text("epochs: 2\nlearning_rate: 0.01\nmodel:\n  hidden_size: 48\n")
-    args = build_parser().parse_args(["train", "--config", str(config), "--epochs", "5",
-                                                "--model", "num_attention_heads=3"])  # fmt: skip
-    cfg = resolve_config(args)
+    args = build_parser("classification").parse_args(["--config", str(config), "--epochs", "5",
+                                                      "--model", "num_attention_heads=3"])  # fmt: skip
+    cfg = resolve_settings(ClassificationConfig, args)
     assert cfg.epochs == 5 and cfg.learning_rate == 0.01
     assert cfg.model["hidden_size"] == 48 and cfg.model["num_attention_heads"] == 3
     config.write_text("epoch: 2\n")
-    with pytest.raises(ValueError, match="unknown config field"):
-        resolve_config(build_parser().parse_args(["train", "--config", str(config)]))
+    with pytest.raises(SettingError, match="--epoch: no such setting"):
+        resolve_settings(ClassificationConfig, build_parser("classification").parse_args(["--config", str(config)]))
 
 
 def _final_logits(run_dir: Path) -> torch.Tensor:

@@ -27,7 +27,9 @@ def test_train_evaluate_predict_on_mind_topics(tmp_path, capsys):
     assert "kids" in data["split_categories"]["test"]
 
     assert main(["evaluate", str(out), "--data", str(MIND / "news_sample.tsv.gz"), "--format", "mind-topics"]) == 0
-    assert json.loads((out / "metrics_news_sample.json").read_text())["examples"] == 1998  # distinct titles
+    assert (
+        json.loads((out / "evaluations" / "news_sample" / "metrics.json").read_text())["examples"] == 1998
+    )  # distinct titles
     capsys.readouterr()
     assert main(["predict", str(out), "Patriots beat the Jets in overtime"]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[0])["label"] in metrics["test"]["labels"]

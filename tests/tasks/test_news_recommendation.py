@@ -65,7 +65,7 @@ def test_evaluate_and_predict_from_the_saved_folder(trained, mind, tmp_path, cap
     assert main(["evaluate", str(trained), "--data", str(mind / "test"), "--output", str(out)]) == 0
     full = json.loads(out.read_text())
     assert full["impressions"] == 476 and full["single_class"] == 104  # every scorable impression of the test file
-    assert (tmp_path / "prediction_test.txt").is_file()
+    assert (tmp_path / "prediction.txt").is_file()  # the leaderboard file, beside --output
     # the real MIND sample: most candidates unknown to its news.tsv; they are ranked last and reported
     prediction = tmp_path / "prediction.txt"
     assert main(["predict", str(trained), "--data", str(MIND), "--output", str(prediction)]) == 0
@@ -81,6 +81,17 @@ def test_evaluate_and_predict_from_the_saved_folder(trained, mind, tmp_path, cap
         assert [r[i] for i in unknown] == list(range(known + 1, len(imp.candidates) + 1))  # last, in order
 
 
+def _as_if_killed_in_the_last_epoch(out):
+    """Remove the last checkpoint and the final files: what a run killed during its last epoch leaves."""
+    import shutil
+
+    last = max((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    shutil.rmtree(last)
+    for name in json.loads((out / "run_complete.json").read_text())["files"]:
+        (out / name).unlink()
+    (out / "run_complete.json").unlink()
+
+
 def test_resume_continues_from_the_last_checkpoint(mind, tmp_path, capsys):
     """With word-level titles and word vectors (a small GloVe-format file) in the news encoder's embeddings."""
     out = tmp_path / "run"
@@ -89,10 +100,13 @@ def test_resume_continues_from_the_last_checkpoint(mind, tmp_path, capsys):
     args = ["train", "news", "--train", str(mind / "valid"), "--max-train-impressions", "60",
             "--max-eval-impressions", "30", "--output-dir", str(out), "--tokenization", "word",
             "--word-vectors", str(vectors), *TINY]  # fmt: skip
-    assert main([*args, "--epochs", "1"]) == 0
+    assert main([*args, "--epochs", "2"]) == 0
+    _as_if_killed_in_the_last_epoch(out)
+    with pytest.raises(SystemExit, match=r"trained with other settings \(epochs: 2.0 -> 3.0\)"):
+        main([*args, "--epochs", "3", "--resume"])
     assert main([*args, "--epochs", "2", "--resume"]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
-    assert "checkpoint-" in metrics["train"]["resumed_from"]
+    assert metrics["train"]["resumed_from"].endswith("checkpoint-6")  # epoch 1 of 2 (6 steps an epoch)
     assert (
         metrics["inputs"]["embeddings"]["vocabulary_with_vectors"] == 5 and metrics["inputs"]["tokenization"] == "word"
     )
@@ -102,9 +116,9 @@ def test_resume_continues_from_the_last_checkpoint(mind, tmp_path, capsys):
 
 
 def test_news_flags_belong_to_the_news_task(mind, tmp_path, capsys):
-    with pytest.raises(SystemExit, match="--negatives does not apply"):
+    with pytest.raises(SystemExit, match="unrecognized arguments: --negatives"):
         main(["train", "--negatives", "3"])
-    with pytest.raises(SystemExit, match="needs --train"):
+    with pytest.raises(SystemExit, match="--train: news recommendation needs a MIND folder"):
         main(["train", "news"])
     only_clicks = tmp_path / "only-clicks"
     only_clicks.mkdir()

@@ -99,11 +99,11 @@ def test_a_run_reads_its_vector_file_once(tmp_path, monkeypatch):
 @pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
 def test_bad_input_settings_fail_before_training(tmp_path):
     out = str(tmp_path / "x")
-    with pytest.raises(SystemExit, match="freeze_word_vectors needs word_vectors"):
+    with pytest.raises(SystemExit, match="--freeze-word-vectors: needs --word-vectors"):
         main(["train", *_data(), "--freeze-word-vectors", "--output-dir", out])
-    with pytest.raises(SystemExit, match="tokenization must be one of"):
+    with pytest.raises(SystemExit, match="--tokenization: 'chars' is not one of wordpiece, word"):
         main(["train", *_data(), "--tokenization", "chars", "--output-dir", out])
-    with pytest.raises(SystemExit, match="no such word-vector file"):
+    with pytest.raises(SystemExit, match="--word-vectors: .*none.txt: no such file"):
         main(["train", *_data(), *TINY, "--tokenization", "word", "--word-vectors", str(tmp_path / "none.txt"),
               "--output-dir", out])  # fmt: skip
     with pytest.raises(SystemExit, match="set the model's embedding_size to 4 .* or leave it unset"):
@@ -126,11 +126,12 @@ def test_isometric_placement_keeps_inner_products():
 def test_length_grouped_order_covers_every_example_once_and_is_seeded():
     """The Trainer the task builds draws batches of similar length; resuming it is covered bit for bit by
     tests/tasks/test_classification.py::test_killed_run_resumes_to_the_same_result (its default order is this)."""
+    from transformers import Trainer
     from transformers.trainer_pt_utils import LengthGroupedSampler
 
     from fastformer.data.tokenizer import train_tokenizer
-    from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
-    from fastformer.tasks.classification import ClassificationConfig, EncodedDataset, build_trainer, load_splits
+    from fastformer.tasks.classification import TASK, ClassificationConfig, load_splits
+    from fastformer.tasks.common import training_arguments
 
     cfg = ClassificationConfig(train=str(SST / "sst_train.txt"), max_train_examples=640, batch_size=32,
                                output_dir="unused", progress=False)  # fmt: skip
@@ -139,11 +140,11 @@ def test_length_grouped_order_covers_every_example_once_and_is_seeded():
 
     labels = LabelMap.from_examples(splits["train"])
     tokenizer = train_tokenizer((e.text for e in splits["train"]), vocab_size=500)
-    train_set = EncodedDataset(splits["train"], tokenizer, labels, 64)
-    model = FastformerForSequenceClassification(
-        FastformerConfig(vocab_size=len(tokenizer), hidden_size=16, num_attention_heads=2, num_labels=len(labels))
-    )
-    trainer = build_trainer(cfg, model, tokenizer, train_set, train_set, labels.labels)
+    cfg.max_length, cfg.model = 64, dict(hidden_size=16, num_attention_heads=2, intermediate_size=16)
+    prepared = TASK.prepare(cfg, dict(splits=dict(splits, validation=splits["train"]), labels=labels), tokenizer, None)
+    train_set = prepared.train_dataset
+    trainer = Trainer(model=prepared.model, args=training_arguments(cfg, **prepared.arguments), train_dataset=train_set,
+                      eval_dataset=train_set, data_collator=prepared.data_collator)  # fmt: skip
     sampler = trainer._get_train_sampler()
     assert isinstance(sampler, LengthGroupedSampler)
     orders = []

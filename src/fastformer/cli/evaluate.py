@@ -1,110 +1,167 @@
-"""Evaluate a trained folder on labelled data: for a classifier, a labelled file (accuracy, macro-F1, confusion
-matrix, predictions); for a news recommender, a MIND folder (AUC, MRR, nDCG@5, nDCG@10 as MIND's official scorer,
-and the leaderboard's prediction file); for a summarizer, a file of document / summary pairs (ROUGE-1/2/L/Lsum with
-bootstrap confidence intervals, and the summaries)."""
+"""Evaluate a trained folder of any task on labelled data. The folder says what it is (its run_complete.json, or for
+folders of earlier versions its config.json): a classifier or TF-IDF baseline scores a labelled file (accuracy,
+macro-F1, confusion matrix, predictions); a language model a file of documents (perplexity); a news recommender a MIND
+folder (AUC, MRR, nDCG@5, nDCG@10 as MIND's official scorer, and the leaderboard's prediction file); a summarizer or
+the Lead-3 baseline a file of document / summary pairs (ROUGE-1/2/L/Lsum with bootstrap confidence intervals).
+
+The results go to a new folder beside the run, MODEL_DIR/evaluations/<data name>[-N]/ (metrics.json and the
+predictions), or to --output: never over the run's own files, never onto the data."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 
-HELP = "evaluate a trained model on a labelled file"
+HELP = "evaluate a trained folder (any task) on labelled data"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model_dir", help="a folder written by `fastformer train`")
     parser.add_argument(
-        "--data", required=True, help="labelled file (same formats as training); news: a MIND folder or behaviors.tsv"
-    )
+        "--data", required=True,
+        help="labelled file (same formats as training); lm: documents; news: a MIND folder or behaviors.tsv",
+    )  # fmt: skip
     parser.add_argument("--text-field")
+    parser.add_argument("--label-field")
     parser.add_argument("--source-field", help="summarize: document column / key")
     parser.add_argument("--target-field", help="summarize: summary column / key")
-    parser.add_argument("--max-examples", type=int, help="summarize: only the first N pairs")
+    parser.add_argument("--max-examples", type=int, help="only the first N examples / pairs / documents")
     parser.add_argument("--num-beams", type=int, help="summarize: beam size (default: the run's)")
-    parser.add_argument("--label-field")
     parser.add_argument("--format")
     parser.add_argument("--where", action="append", default=[], metavar="KEY=VALUE", help="JSON Lines filter")
     parser.add_argument("--binary-threshold", type=float)
     parser.add_argument("--max-length", type=int, help="default: the model's max_position_embeddings")
-    parser.add_argument("--output", help="metrics JSON path (default: MODEL_DIR/metrics_<data name>.json)")
+    parser.add_argument("--output", help="metrics JSON path (default: MODEL_DIR/evaluations/<data name>/metrics.json)")
 
 
-def run_news(args: argparse.Namespace) -> int:
-    from fastformer.data import DataError
+def output_path(args: argparse.Namespace) -> Path:
+    """Where metrics.json goes: --output, else a new evaluations/<data name>[-N] folder; never the data file, never a
+    file the run wrote."""
+    from fastformer.tasks.run_folder import RunFolder
+
+    data = Path(args.data).resolve()
+    if args.output:
+        out = Path(args.output)
+        model_dir = Path(args.model_dir).resolve()
+        names = (RunFolder(model_dir, "", {}).manifest() or {}).get("files", [])
+        run_files = {model_dir / name for name in (*names, "metrics.json", "config.json", "run_config.json")}
+        if out.resolve() == data or data in out.resolve().parents:
+            raise SystemExit(f"fastformer evaluate: --output {out} would write onto the data")
+        if out.resolve() in run_files:
+            raise SystemExit(f"fastformer evaluate: --output {out} is a file of the run; choose another name")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return out
+    stem = Path(args.data).name.split(".")[0] or "data"
+    base = Path(args.model_dir) / "evaluations"
+    folder, n = base / stem, 1
+    while folder.exists():
+        n += 1
+        folder = base / f"{stem}-{n}"
+    folder.mkdir(parents=True)
+    return folder / "metrics.json"
+
+
+def _where(args) -> dict | None:
+    return dict(item.split("=", 1) for item in args.where) or None
+
+
+def run_news(args, out: Path) -> dict:
     from fastformer.tasks.news_recommendation import rank_split
 
-    stem = Path(args.data).name.split(".")[0]
-    out = Path(args.output) if args.output else Path(args.model_dir) / f"metrics_{stem}.json"
-    try:
-        metrics, report = rank_split(args.model_dir, args.data, output=out.with_name(f"prediction_{stem}.txt"))
-    except (DataError, ValueError, OSError) as error:
-        raise SystemExit(f"fastformer evaluate: {error}") from None
+    metrics, report = rank_split(args.model_dir, args.data, output=out.with_name("prediction.txt"))
     if report.summary():
         print(f"{args.data}:\n{report.summary()}")
-    out.write_text(json.dumps(dict(**metrics, data=report.as_dict()), indent=2))
-    keys = ("impressions", "auc", "mrr", "ndcg@5", "ndcg@10", "single_class", "unlabelled")
-    print(json.dumps({k: metrics[k] for k in keys}), f"-> {out}")
-    return 0
+    return dict(**metrics, data=report.as_dict())
 
 
-def run_summarize(args: argparse.Namespace) -> int:
-    import time
-
-    from fastformer.data import DataError
-    from fastformer.data.summarization import read_pairs
+def run_summarize(args, out: Path, architecture: str | None) -> dict:
+    from fastformer.data.summarization import lead, read_pairs
+    from fastformer.tasks.common import write_jsonl
     from fastformer.tasks.summarization import evaluate_pairs, generation_settings, load_model, summarize
 
-    where = dict(item.split("=", 1) for item in args.where) or None
-    try:
-        pairs = read_pairs(args.data, args.source_field, args.target_field, format=args.format, where=where)
-        pairs = pairs[: args.max_examples] if args.max_examples else pairs
+    pairs = read_pairs(args.data, args.source_field, args.target_field, format=args.format, where=_where(args))
+    pairs = pairs[: args.max_examples] if args.max_examples else pairs
+    cfg = generation_settings(args.model_dir)
+    start = time.perf_counter()
+    if architecture == "lead3":
+        summaries = [lead(p, 3) for p in pairs]
+    else:
         model, tokenizer = load_model(args.model_dir)
-        cfg = generation_settings(args.model_dir)
         gen = {"num_beams": args.num_beams} if args.num_beams else {}
-        start = time.perf_counter()
         summaries = summarize(model, tokenizer, [p.source for p in pairs], cfg, **gen)
-        metrics, rows = evaluate_pairs(pairs, summaries, cfg, time.perf_counter() - start)
-    except (DataError, ValueError, OSError) as error:
-        raise SystemExit(f"fastformer evaluate: {error}") from None
-    stem = Path(args.data).name.split(".")[0]
-    out = Path(args.output) if args.output else Path(args.model_dir) / f"metrics_{stem}.json"
-    out.write_text(json.dumps(metrics, indent=2))
-    with out.with_name(f"summaries_{stem}.jsonl").open("w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
-    scores = {name: f"{s['f1']:.2f} [{s['low']:.2f}, {s['high']:.2f}]" for name, s in metrics["rouge"].items()}
-    print(json.dumps(dict(examples=metrics["examples"], **scores)), f"-> {out}")
-    return 0
+    metrics, rows = evaluate_pairs(pairs, summaries, cfg, time.perf_counter() - start)
+    write_jsonl(out.with_name("summaries.jsonl"), rows)
+    return metrics
 
 
-def run(args: argparse.Namespace) -> int:
-    from fastformer.cli.inputs import model_kind
-    from fastformer.data import DataError, read_examples
+def run_lm(args, out: Path) -> dict:
+    from fastformer.data.text_corpus import read_texts
+    from fastformer.tasks.language_modeling import TokenBlocks, load_generator, perplexity
 
-    kind = model_kind(args.model_dir)
-    if kind == "news":
-        return run_news(args)
-    if kind == "summarize":
-        return run_summarize(args)
+    documents = list(read_texts(args.data, text_field=args.text_field, format=args.format, where=_where(args)))
+    documents = documents[: args.max_examples] if args.max_examples else documents
+    model, tokenizer = load_generator(args.model_dir)
+    block = args.max_length or getattr(model.config, "max_position_embeddings", None) or model.config.n_positions
+    start = time.perf_counter()
+    metrics = perplexity(model, TokenBlocks(documents, tokenizer, block, tokenizer.sep_token_id))
+    return dict(**metrics, documents=len(documents), block_size=block, seconds=round(time.perf_counter() - start, 2))
+
+
+def run_classification(args, out: Path, architecture: str | None) -> dict:
+    from fastformer.data import read_examples
     from fastformer.tasks.classification import evaluate_split, load_model, relabel_binary
+    from fastformer.tasks.common import write_jsonl
 
-    where = dict(item.split("=", 1) for item in args.where) or None
-    try:
-        examples = relabel_binary(
-            read_examples(
-                args.data, text_field=args.text_field, label_field=args.label_field, format=args.format, where=where
-            ),
-            args.binary_threshold,
-        )
+    examples = read_examples(
+        args.data, text_field=args.text_field, label_field=args.label_field, format=args.format, where=_where(args)
+    )
+    examples = relabel_binary(examples[: args.max_examples] if args.max_examples else examples, args.binary_threshold)
+    if architecture == "tfidf" or (Path(args.model_dir) / "model.joblib").is_file():
+        from fastformer.tasks.tfidf_baseline import evaluate_tfidf
+
+        metrics, rows = evaluate_tfidf(args.model_dir, examples)
+    else:
         model, tokenizer, labels = load_model(args.model_dir)
         max_length = args.max_length or model.config.max_position_embeddings
         metrics, rows = evaluate_split(model, tokenizer, examples, labels, max_length)
+    write_jsonl(out.with_name("predictions.jsonl"), rows)
+    return metrics
+
+
+SHOWN = {
+    "classification": ("examples", "accuracy", "macro_f1"),
+    "lm": ("documents", "loss", "perplexity"),
+    "news": ("impressions", "auc", "mrr", "ndcg@5", "ndcg@10", "single_class", "unlabelled"),
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    from fastformer.data import DataError
+    from fastformer.tasks.registry import NotARunFolder, task_of_folder
+
+    try:
+        task, architecture = task_of_folder(args.model_dir)
+    except NotARunFolder as error:
+        raise SystemExit(f"fastformer evaluate: {error}") from None
+    out = output_path(args)
+    try:
+        if task == "news":
+            metrics = run_news(args, out)
+        elif task == "summarize":
+            metrics = run_summarize(args, out, architecture)
+        elif task == "lm":
+            metrics = run_lm(args, out)
+        else:
+            metrics = run_classification(args, out, architecture)
     except (DataError, ValueError, OSError) as error:
         raise SystemExit(f"fastformer evaluate: {error}") from None
-    stem = Path(args.data).name.split(".")[0]
-    out = Path(args.output) if args.output else Path(args.model_dir) / f"metrics_{stem}.json"
     out.write_text(json.dumps(metrics, indent=2))
-    with out.with_name(f"predictions_{stem}.jsonl").open("w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
-    print(json.dumps({k: metrics[k] for k in ("examples", "accuracy", "macro_f1")}), f"-> {out}")
+    if task == "summarize":
+        shown = {name: f"{s['f1']:.2f} [{s['low']:.2f}, {s['high']:.2f}]" for name, s in metrics["rouge"].items()}
+        shown = dict(examples=metrics["examples"], **shown)
+    else:
+        shown = {k: metrics[k] for k in SHOWN[task] if k in metrics}
+    print(json.dumps(shown), f"-> {out}")
     return 0

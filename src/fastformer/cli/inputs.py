@@ -24,18 +24,3 @@ def write_lines(lines: list[str], output: str | None) -> None:
         Path(output).write_text("\n".join(lines) + "\n")
     else:
         print("\n".join(lines))
-
-
-def model_kind(model_dir: str) -> str:
-    """ "news", "summarize" or "classification": what a trained folder holds, from its config.json's architectures."""
-    import json
-
-    config = Path(model_dir) / "config.json"
-    if not config.is_file():
-        raise SystemExit(f"{model_dir}: no config.json; expected a folder written by `fastformer train`")
-    architectures = json.loads(config.read_text()).get("architectures") or []
-    if "FastformerForNewsRecommendation" in architectures:
-        return "news"
-    if "FastformerForConditionalGeneration" in architectures:
-        return "summarize"
-    return "classification"

@@ -19,18 +19,29 @@ SUBCOMMANDS = {
 }
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A parser whose errors are one line (the usage is for --help), exit code 2."""
+
+    def error(self, message: str):
+        raise SystemExit(f"{self.prog}: {message} (--help lists the options)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="fastformer",
         description="Fastformer (Wu et al. 2021, arXiv:2108.09084): additive attention in O(N d).",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name, module in SUBCOMMANDS.items():
         module.add_arguments(sub.add_parser(name, help=module.HELP, description=module.__doc__))
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command (exit code). A user error raises SystemExit("fastformer COMMAND: what is wrong")."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "train":  # each task has a parser of its own, derived from its config
+        return train.main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -39,5 +50,17 @@ def main(argv: list[str] | None = None) -> int:
     return SUBCOMMANDS[args.command].run(args) or 0
 
 
+def console() -> int:
+    """The `fastformer` console script: a user error (a bad argument, a missing or malformed file, a folder that
+    cannot be used) is one line on standard error and exit code 2, never a traceback."""
+    try:
+        return main()
+    except SystemExit as exit:
+        if isinstance(exit.code, str):
+            print(exit.code, file=sys.stderr)
+            return 2
+        raise
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())

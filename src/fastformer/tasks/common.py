@@ -1,4 +1,5 @@
-"""Machinery every task's run shares: config files, processes, the run's tokenizer, checkpoints, atomic saving."""
+"""What every task's run shares below the skeleton (tasks/run.py): Trainer arguments, processes, the run's tokenizer,
+splits, the training plot."""
 
 from __future__ import annotations
 
@@ -10,18 +11,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-CHECKPOINTS = "checkpoints"
+from fastformer.tasks.run_folder import CHECKPOINTS, RunFolderError
 
-
-def dataclass_from_dict(cls, values: dict[str, Any]):
-    """An instance of the config dataclass `cls` from a dict; unknown fields are an error that names them."""
-    from dataclasses import fields
-
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(known)}")
-    return cls(**values)
+TOKENIZER_STAMP = ".fastformer-tokenizer"  # marks OUTPUT/tokenizer as written by a run
 
 
 def training_arguments(cfg: Any, **task_fields):
@@ -54,34 +46,6 @@ def training_arguments(cfg: Any, **task_fields):
         **data_parallel_arguments(cfg.batch_size),
         **task_fields,
     )
-
-
-def load_config_file(path: str | Path) -> dict[str, Any]:
-    """A YAML or JSON config file as a dict."""
-    path = Path(path)
-    text = path.read_text()
-    if path.suffix in (".yaml", ".yml"):
-        import yaml
-
-        values = yaml.safe_load(text) or {}
-    else:
-        values = json.loads(text)
-    if not isinstance(values, dict):
-        raise ValueError(f"{path}: a config file must hold a mapping of field: value")
-    return values
-
-
-def last_complete_checkpoint(checkpoint_dir: Path) -> Path | None:
-    """The highest-step checkpoint whose trainer_state.json (written last) exists; incomplete ones are removed."""
-    if not checkpoint_dir.is_dir():
-        return None
-    complete = []
-    for path in checkpoint_dir.glob("checkpoint-*"):
-        if (path / "trainer_state.json").is_file():
-            complete.append((int(path.name.split("-")[-1]), path))
-        else:
-            shutil.rmtree(path, ignore_errors=True)  # killed while it was being written
-    return max(complete)[1] if complete else None
 
 
 def hold_out(items: list, fraction: float, seed: int) -> tuple[list, list]:
@@ -153,17 +117,6 @@ def data_parallel_arguments(batch_size: int) -> dict[str, Any]:
     )
 
 
-def save_atomically(model, tokenizer, output_dir: Path) -> None:
-    """save_pretrained into a temporary folder, then move each file into place."""
-    staging = output_dir / ".saving"
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(staging)
-    tokenizer.save_pretrained(staging)
-    for file in staging.iterdir():
-        os.replace(file, output_dir / file.name)
-    staging.rmdir()
-
-
 def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
     """The run's tokenizer (`fastformer.tasks.inputs.make_tokenizer`), made once and kept in OUTPUT/tokenizer.
 
@@ -176,6 +129,8 @@ def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
     from fastformer.tasks.inputs import VOCABULARY_REPORT, make_tokenizer
 
     folder = output_dir / "tokenizer"
+    if folder.exists() and not (folder / TOKENIZER_STAMP).is_file():
+        raise RunFolderError(f"{folder}: a folder no run wrote; move it away (the run keeps its tokenizer there)")
     if (folder / "tokenizer_config.json").is_file() and (cfg.resume or not is_main_process()):
         return AutoTokenizer.from_pretrained(str(folder))
     if is_main_process():
@@ -185,7 +140,9 @@ def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
         tokenizer.save_pretrained(staging)
         if report is not None:
             (staging / VOCABULARY_REPORT).write_text(json.dumps(report, indent=2))
-        shutil.rmtree(folder, ignore_errors=True)
+        (staging / TOKENIZER_STAMP).write_text("written by a fastformer run\n")
+        if folder.exists():
+            shutil.rmtree(folder)  # stamped: this run's (or an earlier run's) own tokenizer
         os.replace(staging, folder)
         return tokenizer
     deadline = time.monotonic() + 3600
@@ -194,16 +151,6 @@ def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
             raise TimeoutError(f"{folder}: the main process did not write the tokenizer within an hour")
         time.sleep(0.5)
     return AutoTokenizer.from_pretrained(str(folder))
-
-
-def save_run(trainer, tokenizer, output_dir: Path, metrics: dict, evaluations: dict[str, str] | None = None) -> None:
-    """The end of every trained run: the `save_pretrained` model and tokenizer (atomically), metrics.json,
-    log_history.json and, when `evaluations` ({plot label: log key}) is given, training.png."""
-    save_atomically(trainer.model, tokenizer, output_dir)
-    (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
-    (output_dir / "log_history.json").write_text(json.dumps(trainer.state.log_history, indent=1))
-    if evaluations is not None:
-        plot_training(trainer.state.log_history, output_dir / "training.png", evaluations)
 
 
 def plot_training(log_history: list[dict], path: Path, evaluations: dict[str, str]) -> None:
@@ -232,3 +179,9 @@ def plot_training(log_history: list[dict], path: Path, evaluations: dict[str, st
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def write_jsonl(path: Path, rows: Iterable[dict]) -> None:
+    """One JSON object a line."""
+    with Path(path).open("w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)

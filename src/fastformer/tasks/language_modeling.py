@@ -8,27 +8,16 @@ Documents are tokenized, joined with the separator token and cut into blocks of 
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from fastformer.tasks.common import (
-    CHECKPOINTS,
-    dataclass_from_dict,
-    hold_out,
-    is_main_process,
-    last_complete_checkpoint,
-    run_tokenizer,
-    save_run,
-    training_arguments,
-)
-
-ARCHITECTURES = ("fastformer", "gpt2")
+from fastformer.tasks.common import hold_out
+from fastformer.tasks.configs import LanguageModelingConfig
+from fastformer.tasks.run import Prepared, Task, run_task
 
 # The language model's defaults (overridable with `model`): GPT-style pre-LN blocks, independent layers and no
 # query-value sharing, so that the Fastformer and the GPT-2 baseline have the same parameters but for the attention.
@@ -44,50 +33,6 @@ LM_MODEL_DEFAULTS = dict(
     embedding_layer_norm=False,
     layer_norm_eps=1e-5,
 )
-
-
-@dataclass
-class LanguageModelingConfig:
-    """Everything a language-modelling run depends on; saved as run_config.json beside the model."""
-
-    train: str | None = None
-    validation: str | None = None  # None: hold out validation_fraction of the training documents
-    text_field: str | None = None
-    format: str | None = None  # jsonl, csv, tsv or txt (default: from the file name)
-    train_where: dict[str, str] | None = None
-    validation_where: dict[str, str] | None = None
-    validation_fraction: float = 0.05
-    max_train_texts: int | None = None
-    max_eval_texts: int | None = None
-    tokenizer: str | None = None
-    vocab_size: int = 8000
-    block_size: int = 256
-    architecture: str = "fastformer"  # or "gpt2": transformers' GPT2LMHeadModel, softmax attention (SDPA)
-    preset: str = "paper"
-    model: dict[str, Any] = field(default_factory=dict)  # config overrides (FastformerConfig field names)
-    epochs: float = 1
-    max_steps: int = -1  # > 0 overrides epochs
-    batch_size: int = 16  # global, split over processes
-    learning_rate: float = 1e-3
-    weight_decay: float = 0.01
-    warmup: float = 0.05
-    scheduler: str = "cosine"
-    max_grad_norm: float = 1.0
-    seed: int = 42
-    logging_steps: int = 20
-    evaluations: int = 4  # validation passes during training (the best one is kept)
-    output_dir: str = "runs/lm"
-    resume: bool = False
-    progress: bool = True
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> LanguageModelingConfig:
-        cfg = dataclass_from_dict(cls, values)
-        if cfg.train is None:
-            raise ValueError("language modelling needs --train (a JSON Lines, CSV/TSV or text file of documents)")
-        if cfg.architecture not in ARCHITECTURES:
-            raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {cfg.architecture!r}")
-        return cfg
 
 
 def load_documents(cfg: LanguageModelingConfig) -> dict[str, list[str]]:
@@ -183,77 +128,61 @@ def perplexity(model, dataset: TokenBlocks, batch_size: int = 16) -> dict[str, f
     return dict(loss=round(mean, 5), perplexity=round(math.exp(mean), 3), tokens=count)
 
 
-def build_trainer(cfg: LanguageModelingConfig, model, tokenizer, train_set, eval_set):
-    from transformers import Trainer, default_data_collator
+class LanguageModelingTask(Task):
+    name = "lm"
+    config_class = LanguageModelingConfig
 
-    steps_per_epoch = math.ceil(len(train_set) / cfg.batch_size)
-    total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(cfg.epochs * steps_per_epoch)
-    every = max(1, math.ceil(total_steps / max(1, cfg.evaluations)))
-    args = training_arguments(
-        cfg,
-        max_steps=cfg.max_steps,
-        eval_strategy="steps",
-        eval_steps=every,
-        save_strategy="steps",
-        save_steps=every,
-        metric_for_best_model="loss",
-        greater_is_better=False,
-    )
-    return Trainer(
-        model=model,
-        args=args,
-        train_dataset=train_set,
-        eval_dataset=eval_set,
-        data_collator=default_data_collator,
-        processing_class=tokenizer,
-    )
+    def load_data(self, cfg: LanguageModelingConfig, report: dict[str, Any]):
+        return load_documents(cfg)
+
+    def tokenizer_texts(self, cfg: LanguageModelingConfig, documents):
+        return documents["train"]
+
+    def prepare(self, cfg: LanguageModelingConfig, documents, tokenizer, out: Path) -> Prepared:
+        from transformers import default_data_collator
+
+        separator = tokenizer.sep_token_id
+        train_set = TokenBlocks(documents["train"], tokenizer, cfg.block_size, separator)
+        eval_set = TokenBlocks(documents["validation"], tokenizer, cfg.block_size, separator)
+        model = build_model(cfg, len(tokenizer), tokenizer.pad_token_id, separator)
+        steps_per_epoch = math.ceil(len(train_set) / cfg.batch_size)
+        total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(cfg.epochs * steps_per_epoch)
+        every = max(1, math.ceil(total_steps / max(1, cfg.evaluations)))
+        return Prepared(
+            model=model,
+            train_dataset=train_set,
+            eval_dataset=eval_set,
+            data_collator=default_data_collator,
+            arguments=dict(
+                max_steps=cfg.max_steps,
+                eval_strategy="steps",
+                eval_steps=every,
+                save_strategy="steps",
+                save_steps=every,
+                metric_for_best_model="loss",
+                greater_is_better=False,
+            ),
+            train_counts=dict(documents=len(documents["train"]), blocks=len(train_set)),
+            tokens_per_epoch=train_set.num_tokens(),
+            plot={"validation loss": "eval_loss"},
+        )
+
+    def evaluate(self, cfg: LanguageModelingConfig, model, tokenizer, documents, prepared: Prepared, out: Path):
+        start = time.perf_counter()
+        validation = perplexity(model, prepared.eval_dataset, cfg.batch_size)
+        validation.update(seconds=round(time.perf_counter() - start, 2), documents=len(documents["validation"]))
+        return dict(validation=validation)
+
+    def summary(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        return dict(validation=metrics.get("validation"))
+
+
+TASK = LanguageModelingTask()
 
 
 def train(cfg: LanguageModelingConfig) -> dict[str, Any]:
     """Train, keep the checkpoint with the lowest validation loss, measure perplexity, save. Returns the metrics."""
-    from transformers import set_seed
-
-    output_dir = Path(cfg.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    set_seed(cfg.seed)
-    documents = load_documents(cfg)
-    tokenizer = run_tokenizer(cfg, documents["train"], output_dir)
-    separator = tokenizer.sep_token_id
-    train_set = TokenBlocks(documents["train"], tokenizer, cfg.block_size, separator)
-    eval_set = TokenBlocks(documents["validation"], tokenizer, cfg.block_size, separator)
-    model = build_model(cfg, len(tokenizer), tokenizer.pad_token_id, separator)
-    if is_main_process():
-        (output_dir / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2))
-
-    trainer = build_trainer(cfg, model, tokenizer, train_set, eval_set)
-    resume_from = last_complete_checkpoint(output_dir / CHECKPOINTS) if cfg.resume else None
-    result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
-    runtime = result.metrics.get("train_runtime")
-    steps = trainer.state.global_step
-    metrics: dict[str, Any] = dict(
-        architecture=cfg.architecture,
-        parameters=sum(p.numel() for p in model.parameters()),
-        train=dict(
-            documents=len(documents["train"]),
-            blocks=len(train_set),
-            steps=steps,
-            tokens_seen=steps * cfg.batch_size * cfg.block_size,
-            train_runtime=runtime,
-            tokens_per_s=round(steps * cfg.batch_size * cfg.block_size / runtime, 1) if runtime else None,
-            final_loss=result.training_loss,
-            resumed_from=str(resume_from) if resume_from else None,
-            best_checkpoint=trainer.state.best_model_checkpoint,
-        ),
-    )
-    if not is_main_process():
-        return metrics
-    model = trainer.model
-    start = time.perf_counter()
-    metrics["validation"] = perplexity(model, eval_set, cfg.batch_size)
-    metrics["validation"]["seconds"] = round(time.perf_counter() - start, 2)
-    metrics["validation"]["documents"] = len(documents["validation"])
-    save_run(trainer, tokenizer, output_dir, metrics)
-    return metrics
+    return run_task(TASK, cfg)
 
 
 def load_generator(model_dir: str | Path):

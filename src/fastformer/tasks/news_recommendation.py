@@ -14,10 +14,8 @@ and counted. History clicks naming unknown news are left out of the user's histo
 
 from __future__ import annotations
 
-import json
 import random
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,76 +24,9 @@ import torch
 from fastformer.data.mind import Impression, MindData, load_mind
 from fastformer.metrics.ranking import METRICS, mind_metrics, rank_scores, write_rankings
 from fastformer.tasks import inputs
-from fastformer.tasks.common import (
-    CHECKPOINTS,
-    dataclass_from_dict,
-    hold_out,
-    is_main_process,
-    last_complete_checkpoint,
-    run_tokenizer,
-    save_run,
-    training_arguments,
-)
-
-ARCHITECTURES = ("fastformer", "softmax")
-
-
-@dataclass
-class NewsConfig:
-    """Everything a news-recommendation run depends on; saved as run_config.json beside the model."""
-
-    train: str | None = None  # a MIND folder (news.tsv + behaviors.tsv) or a behaviors.tsv with news.tsv beside it
-    validation: str | None = None  # None: hold out validation_fraction of the training impressions
-    test: str | None = None
-    validation_fraction: float = 0.1
-    max_train_impressions: int | None = None
-    max_eval_impressions: int | None = None
-    news_fields: list[str] = field(default_factory=lambda: ["title"])  # title, abstract, category, subcategory
-    max_length: int = 48  # tokens per news text (the paper: titles of up to 48 tokens)
-    max_history: int = 50  # most recent clicks the user encoder reads
-    negatives: int = 4  # K unclicked candidates per click
-    tokenizer: str | None = None
-    # trained tokenizer: "wordpiece" or "word" (NLTK-style words, as the paper); None: word with word_vectors
-    tokenization: str | None = None
-    vocab_size: int = 30000
-    min_word_count: int = 2  # word level: rarer training words are [UNK] unless the vectors know them
-    word_vectors: str | None = None  # "glove-6b-50d" or a GloVe / word2vec / fastText text file
-    freeze_word_vectors: bool = False
-    preset: str = "paper"
-    architecture: str = "fastformer"  # "softmax": NRMS-style multi-head self-attention encoders
-    model: dict[str, Any] = field(default_factory=dict)  # FastformerConfig overrides
-    epochs: float = 3
-    batch_size: int = 64
-    learning_rate: float = 1e-4
-    weight_decay: float = 0.0
-    warmup: float = 0.0
-    scheduler: str = "constant"  # the paper: Adam at 1e-4
-    max_grad_norm: float = 1.0
-    seed: int = 42
-    metric: str = "auc"  # validation metric that picks the best checkpoint: auc, mrr, ndcg@5, ndcg@10
-    logging_steps: int = 20
-    eval_batch_size: int = 256
-    strict: bool = False  # raise on the first malformed MIND line instead of counting it
-    output_dir: str = "runs/news"
-    resume: bool = False
-    progress: bool = True
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> NewsConfig:
-        cfg = dataclass_from_dict(cls, values)
-        if cfg.train is None:
-            raise ValueError("news recommendation needs --train: a MIND folder with news.tsv and behaviors.tsv")
-        if cfg.architecture not in ARCHITECTURES:
-            raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {cfg.architecture!r}")
-        if cfg.metric not in METRICS:
-            raise ValueError(f"metric must be one of {METRICS}, got {cfg.metric!r}")
-        if cfg.negatives < 1:
-            raise ValueError("negatives must be at least 1")
-        if isinstance(cfg.news_fields, str):
-            cfg.news_fields = [f.strip() for f in cfg.news_fields.split(",") if f.strip()]
-        inputs.check_input_settings(cfg)
-        return cfg
-
+from fastformer.tasks.common import hold_out
+from fastformer.tasks.configs import NewsConfig
+from fastformer.tasks.run import Prepared, Task, run_task
 
 # ---------------------------------------------------------------------------------------------------------------
 # data
@@ -286,7 +217,9 @@ def load_splits(cfg: NewsConfig) -> dict[str, MindData]:
     return splits
 
 
-def build_trainer(cfg: NewsConfig, model, tokenizer, tokens: NewsTokens, rows: ClickRows, validation: MindData):
+def ranking_trainer(cfg: NewsConfig, tokens: NewsTokens, rows: ClickRows, validation: MindData):
+    """(Trainer subclass, callbacks): evaluation by MIND's metrics over the validation impressions, and new negatives
+    each epoch."""
     from transformers import Trainer, TrainerCallback
 
     class NextEpochNegatives(TrainerCallback):
@@ -303,97 +236,91 @@ def build_trainer(cfg: NewsConfig, model, tokenizer, tokens: NewsTokens, rows: C
             self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, logged)
             return logged
 
-    args = training_arguments(
-        cfg,
-        eval_strategy="epoch",
-        save_strategy="epoch",
-        metric_for_best_model=cfg.metric,
-        greater_is_better=True,
-        remove_unused_columns=False,  # rows hold news ids for the collator, not the model's inputs
-    )
-    return RankingTrainer(
-        model=model,
-        args=args,
-        train_dataset=rows,
-        eval_dataset=validation.impressions,  # read by RankingTrainer.evaluate, not by the Trainer's loop
-        data_collator=ClickCollator(tokens),
-        processing_class=tokenizer,
-        callbacks=[NextEpochNegatives()],
-    )
+    return RankingTrainer, [NextEpochNegatives()]
+
+
+class NewsTask(Task):
+    name = "news"
+    config_class = NewsConfig
+
+    def load_data(self, cfg: NewsConfig, report: dict[str, Any]):
+        splits = load_splits(cfg)
+        report.update({name: dict(folder=d.folder, **d.report.as_dict()) for name, d in splits.items()})
+        return splits
+
+    def tokenizer_texts(self, cfg: NewsConfig, splits):
+        return (n.text(cfg.news_fields) for n in splits["train"].news.values())
+
+    def prepare(self, cfg: NewsConfig, splits, tokenizer, out: Path) -> Prepared:
+        from fastformer.models.fastformer import FastformerConfig, FastformerForNewsRecommendation
+
+        vectors = inputs.vectors_for_tokenizer(cfg, tokenizer)
+        tokens = NewsTokens(tokenizer, cfg.news_fields, cfg.max_length)
+        for data in splits.values():
+            tokens.add(data)
+        rows = ClickRows(splits["train"], cfg.max_history, cfg.negatives, cfg.seed)
+        model_fields = dict(
+            vocab_size=len(tokenizer),
+            num_hidden_layers=1,  # the paper's MIND recommender: one layer in each encoder
+            max_position_embeddings=max(cfg.max_length, 8),
+            max_history=cfg.max_history,
+            pad_token_id=tokenizer.pad_token_id,
+            attention_type=cfg.architecture,
+            news_fields=list(cfg.news_fields),  # kept in config.json, so evaluate / predict read the same text
+        )
+        config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
+        model = FastformerForNewsRecommendation(config)
+        embeddings = None
+        if vectors is not None:
+            embeddings = inputs.initialise_embeddings(model, tokenizer, vectors, cfg.freeze_word_vectors, cfg.seed)
+        trainer_class, callbacks = ranking_trainer(cfg, tokens, rows, splits["validation"])
+        return Prepared(
+            model=model,
+            train_dataset=rows,
+            eval_dataset=splits["validation"].impressions,  # read by RankingTrainer.evaluate, not the Trainer's loop
+            data_collator=ClickCollator(tokens),
+            arguments=dict(
+                eval_strategy="epoch",
+                save_strategy="epoch",
+                metric_for_best_model=cfg.metric,
+                greater_is_better=True,
+                remove_unused_columns=False,  # rows hold news ids for the collator, not the model's inputs
+            ),
+            train_counts=dict(
+                impressions=len(splits["train"].impressions),
+                rows=len(rows),
+                clicks_without_negatives=rows.clicks_without_negatives,
+            ),
+            metrics=dict(inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings)),
+            plot={"validation AUC": "eval_auc", "validation nDCG@10": "eval_ndcg@10"},
+            trainer_class=trainer_class,
+            trainer_kwargs=dict(callbacks=callbacks),
+            state=dict(tokens=tokens, rows=rows),
+        )
+
+    def evaluate(self, cfg: NewsConfig, model, tokenizer, splits, prepared: Prepared, out: Path):
+        metrics = {}
+        for name in ("validation", "test"):
+            if name in splits:
+                metrics[name], ranks = evaluate_split(
+                    model, splits[name], prepared.state["tokens"], cfg.max_history, cfg.eval_batch_size
+                )
+                write_rankings(
+                    out / f"prediction_{name}.txt", [i.impression_id for i in splits[name].impressions], ranks
+                )
+        return metrics
+
+    def summary(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        keys = ("auc", "mrr", "ndcg@5", "ndcg@10", "impressions")
+        return {n: {k: metrics[n][k] for k in keys} for n in ("validation", "test") if n in metrics}
+
+
+TASK = NewsTask()
 
 
 def train(cfg: NewsConfig) -> dict[str, Any]:
     """Train, keep the best checkpoint by validation `cfg.metric`, evaluate, write predictions, save."""
-    from transformers import set_seed
-
-    from fastformer.models.fastformer import FastformerConfig, FastformerForNewsRecommendation
-
-    output_dir = Path(cfg.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    set_seed(cfg.seed)
-    splits = load_splits(cfg)
-    train_news = splits["train"].news
-    tokenizer = run_tokenizer(cfg, (n.text(cfg.news_fields) for n in train_news.values()), output_dir)
-    vectors = inputs.vectors_for_tokenizer(cfg, tokenizer)
-    tokens = NewsTokens(tokenizer, cfg.news_fields, cfg.max_length)
-    for data in splits.values():
-        tokens.add(data)
-    rows = ClickRows(splits["train"], cfg.max_history, cfg.negatives, cfg.seed)
-
-    model_fields = dict(
-        vocab_size=len(tokenizer),
-        num_hidden_layers=1,  # the paper's MIND recommender: one layer in each encoder
-        max_position_embeddings=max(cfg.max_length, 8),
-        max_history=cfg.max_history,
-        pad_token_id=tokenizer.pad_token_id,
-        attention_type=cfg.architecture,
-        news_fields=list(cfg.news_fields),  # kept in config.json, so evaluate / predict read the same text
-    )
-    config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
-    model = FastformerForNewsRecommendation(config)
-    embeddings = None
-    if vectors is not None:
-        embeddings = inputs.initialise_embeddings(model, tokenizer, vectors, cfg.freeze_word_vectors, cfg.seed)
-    if is_main_process():
-        (output_dir / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2))
-
-    trainer = build_trainer(cfg, model, tokenizer, tokens, rows, splits["validation"])
-    resume_from = last_complete_checkpoint(output_dir / CHECKPOINTS) if cfg.resume else None
-    start = time.perf_counter()
-    result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
-    seconds = time.perf_counter() - start
-    runtime = result.metrics.get("train_runtime")
-    metrics: dict[str, Any] = dict(
-        architecture=cfg.architecture,
-        data={name: dict(folder=d.folder, **d.report.as_dict()) for name, d in splits.items()},
-        train=dict(
-            impressions=len(splits["train"].impressions),
-            rows=len(rows),
-            clicks_without_negatives=rows.clicks_without_negatives,
-            epochs=cfg.epochs,
-            seconds=round(seconds, 2),
-            train_runtime=runtime,
-            rows_per_s=round(len(rows) * cfg.epochs / runtime, 1) if runtime else None,
-            final_loss=result.training_loss,
-            resumed_from=str(resume_from) if resume_from else None,
-            best_checkpoint=trainer.state.best_model_checkpoint,
-        ),
-        parameters=sum(p.numel() for p in model.parameters()),
-        inputs=inputs.inputs_report(cfg, tokenizer, output_dir / "tokenizer", embeddings),
-    )
-    if not is_main_process():
-        return metrics
-    model = trainer.model
-    for name in ("validation", "test"):
-        if name in splits:
-            metrics[name], ranks = evaluate_split(model, splits[name], tokens, cfg.max_history, cfg.eval_batch_size)
-            write_rankings(
-                output_dir / f"prediction_{name}.txt", [i.impression_id for i in splits[name].impressions], ranks
-            )
-    save_run(
-        trainer, tokenizer, output_dir, metrics, {"validation AUC": "eval_auc", "validation nDCG@10": "eval_ndcg@10"}
-    )
-    return metrics
+    return run_task(TASK, cfg)
 
 
 # ---------------------------------------------------------------------------------------------------------------

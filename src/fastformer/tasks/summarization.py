@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,77 +19,9 @@ import torch
 
 from fastformer.data.summarization import Pair, lead, read_pairs
 from fastformer.metrics.rouge import rouge
-from fastformer.tasks.common import (
-    CHECKPOINTS,
-    dataclass_from_dict,
-    hold_out,
-    is_main_process,
-    last_complete_checkpoint,
-    limit_splits,
-    run_tokenizer,
-    save_run,
-    training_arguments,
-)
-
-ARCHITECTURES = ("fastformer", "softmax", "lead3")
-
-
-@dataclass
-class SummarizationConfig:
-    """Everything a summarization run depends on; saved as run_config.json beside the model."""
-
-    train: str | None = None
-    validation: str | None = None  # None: hold out validation_fraction of train (or use `split`)
-    test: str | None = None
-    format: str | None = None  # csv, jsonl or cohan (default: from the file)
-    source_field: str | None = None  # default: article (csv / jsonl), article_text (cohan)
-    target_field: str | None = None  # default: highlights (csv / jsonl), abstract_text (cohan)
-    train_where: dict[str, str] | None = None
-    validation_where: dict[str, str] | None = None
-    test_where: dict[str, str] | None = None
-    # [train, validation, test] sizes taken in file order from the one `train` file (SumPubMed: 4000 500 500)
-    split: list[int] | None = None
-    validation_fraction: float = 0.1
-    max_train_examples: int | None = None
-    max_eval_examples: int | None = None
-    tokenizer: str | None = None
-    vocab_size: int = 30000
-    max_source_length: int = 2048
-    max_target_length: int = 256
-    preset: str = "paper"
-    architecture: str = "fastformer"
-    model: dict[str, Any] = field(default_factory=dict)  # FastformerConfig overrides (encoder and decoder sizes)
-    epochs: float = 3
-    batch_size: int = 32
-    learning_rate: float = 1e-4
-    weight_decay: float = 0.0
-    warmup: float = 0.0
-    scheduler: str = "linear"
-    max_grad_norm: float = 1.0
-    seed: int = 42
-    logging_steps: int = 20
-    # generation (the paper: beam 5)
-    num_beams: int = 5
-    length_penalty: float = 1.0
-    no_repeat_ngram_size: int = 3
-    min_new_tokens: int = 0
-    eval_batch_size: int = 16
-    bootstrap_samples: int = 1000
-    rouge_splits: list[str] = field(default_factory=lambda: ["validation", "test"])  # splits summarized and scored
-    output_dir: str = "runs/summarization"
-    resume: bool = False
-    progress: bool = True
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> SummarizationConfig:
-        cfg = dataclass_from_dict(cls, values)
-        if cfg.train is None and cfg.architecture != "lead3":
-            raise ValueError("summarization needs --train: a file of document / summary pairs")
-        if cfg.architecture not in ARCHITECTURES:
-            raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {cfg.architecture!r}")
-        if cfg.split is not None and (len(cfg.split) != 3 or cfg.validation or cfg.test):
-            raise ValueError("split takes three sizes [train, validation, test] of the one train file")
-        return cfg
+from fastformer.tasks.common import hold_out, limit_splits, write_jsonl
+from fastformer.tasks.configs import SummarizationConfig
+from fastformer.tasks.run import Prepared, Task, run_task
 
 
 def load_splits(cfg: SummarizationConfig) -> tuple[dict[str, list[Pair]], dict[str, list[str]]]:
@@ -148,7 +79,7 @@ class PairDataset(torch.utils.data.Dataset):
 def summarize(model, tokenizer, documents: list[str], cfg: SummarizationConfig | None = None, **gen) -> list[str]:
     """Summaries of `documents` with the generation settings of `cfg` (beam search by default; `gen` overrides
     them, e.g. num_beams=1 for greedy), in batches of documents of similar length."""
-    cfg = cfg or SummarizationConfig(train="-")
+    cfg = cfg or SummarizationConfig()  # the generation defaults
     settings = dict(
         num_beams=cfg.num_beams,
         length_penalty=cfg.length_penalty,
@@ -184,100 +115,88 @@ def evaluate_pairs(pairs: list[Pair], predictions: list[str], cfg: Summarization
     return metrics, rows
 
 
-def _write_rows(path: Path, rows: list[dict]) -> None:
-    with path.open("w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
-
-
-def run_lead3(cfg: SummarizationConfig, splits: dict[str, list[Pair]], skipped: dict[str, list[str]]) -> dict:
-    output_dir = Path(cfg.output_dir)
+def run_lead3(cfg: SummarizationConfig, splits: dict[str, list[Pair]], out: Path, skipped) -> dict[str, Any]:
+    """The Lead-3 baseline: the first three sentences of each document, scored as the models are."""
     metrics: dict[str, Any] = dict(architecture="lead3", skipped_empty_rows={p: len(r) for p, r in skipped.items()})
     for name in ("validation", "test"):
         if name in splits:
             start = time.perf_counter()
             predictions = [lead(p, 3) for p in splits[name]]
             metrics[name], rows = evaluate_pairs(splits[name], predictions, cfg, time.perf_counter() - start)
-            _write_rows(output_dir / f"summaries_{name}.jsonl", rows)
-    (output_dir / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2))
-    (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+            write_jsonl(out / f"summaries_{name}.jsonl", rows)
     return metrics
+
+
+class SummarizationTask(Task):
+    name = "summarize"
+    config_class = SummarizationConfig
+
+    def load_data(self, cfg: SummarizationConfig, report: dict[str, Any]):
+        splits, skipped = load_splits(cfg)
+        return dict(splits=splits, skipped=skipped)
+
+    def baseline(self, cfg: SummarizationConfig, data, out: Path, report: dict[str, Any]):
+        return run_lead3(cfg, data["splits"], out, data["skipped"]) if cfg.architecture == "lead3" else None
+
+    def tokenizer_texts(self, cfg: SummarizationConfig, data):
+        return (text for p in data["splits"]["train"] for text in (p.source, p.target))
+
+    def prepare(self, cfg: SummarizationConfig, data, tokenizer, out: Path) -> Prepared:
+        from transformers import DataCollatorForSeq2Seq
+
+        from fastformer.models.fastformer import FastformerConfig, FastformerForConditionalGeneration
+
+        splits = data["splits"]
+        train_set = PairDataset(splits["train"], tokenizer, cfg.max_source_length, cfg.max_target_length)
+        eval_set = PairDataset(splits["validation"], tokenizer, cfg.max_source_length, cfg.max_target_length)
+        model_fields = dict(
+            vocab_size=len(tokenizer),
+            max_position_embeddings=cfg.max_source_length,
+            max_target_positions=cfg.max_target_length,
+            pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.cls_token_id,
+            eos_token_id=tokenizer.sep_token_id,
+            decoder_start_token_id=tokenizer.cls_token_id,
+            attention_type="softmax" if cfg.architecture == "softmax" else "fastformer",
+        )
+        config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
+        model = FastformerForConditionalGeneration(config)
+        source_tokens, target_tokens = train_set.num_tokens()
+        return Prepared(
+            model=model,
+            train_dataset=train_set,
+            eval_dataset=eval_set,
+            data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
+            arguments=dict(
+                eval_strategy="epoch", save_strategy="epoch", metric_for_best_model="loss", greater_is_better=False
+            ),
+            train_counts=dict(examples=len(train_set), source_tokens=source_tokens, target_tokens=target_tokens),
+            tokens_per_epoch=source_tokens + target_tokens,
+            metrics=dict(skipped_empty_rows={path: len(rows) for path, rows in data["skipped"].items()}),
+            plot={"validation loss": "eval_loss"},
+        )
+
+    def evaluate(self, cfg: SummarizationConfig, model, tokenizer, data, prepared: Prepared, out: Path):
+        metrics = {}
+        for name in cfg.rouge_splits:
+            if name in data["splits"]:
+                pairs = data["splits"][name]
+                start = time.perf_counter()
+                predictions = summarize(model, tokenizer, [p.source for p in pairs], cfg)
+                metrics[name], rows = evaluate_pairs(pairs, predictions, cfg, time.perf_counter() - start)
+                write_jsonl(out / f"summaries_{name}.jsonl", rows)
+        return metrics
+
+    def summary(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        return {n: {k: v["f1"] for k, v in metrics[n]["rouge"].items()} for n in ("validation", "test") if n in metrics}
+
+
+TASK = SummarizationTask()
 
 
 def train(cfg: SummarizationConfig) -> dict[str, Any]:
     """Train, keep the best checkpoint by validation loss, summarize validation and test, score, save."""
-    from transformers import DataCollatorForSeq2Seq, Trainer, set_seed
-
-    from fastformer.models.fastformer import FastformerConfig, FastformerForConditionalGeneration
-
-    output_dir = Path(cfg.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    set_seed(cfg.seed)
-    splits, skipped = load_splits(cfg)
-    if cfg.architecture == "lead3":
-        return run_lead3(cfg, splits, skipped)
-    texts = (text for p in splits["train"] for text in (p.source, p.target))
-    tokenizer = run_tokenizer(cfg, texts, output_dir)
-    train_set = PairDataset(splits["train"], tokenizer, cfg.max_source_length, cfg.max_target_length)
-    eval_set = PairDataset(splits["validation"], tokenizer, cfg.max_source_length, cfg.max_target_length)
-
-    model_fields = dict(
-        vocab_size=len(tokenizer),
-        max_position_embeddings=cfg.max_source_length,
-        max_target_positions=cfg.max_target_length,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.cls_token_id,
-        eos_token_id=tokenizer.sep_token_id,
-        decoder_start_token_id=tokenizer.cls_token_id,
-        attention_type="softmax" if cfg.architecture == "softmax" else "fastformer",
-    )
-    config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
-    model = FastformerForConditionalGeneration(config)
-    if is_main_process():
-        (output_dir / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2))
-    args = training_arguments(
-        cfg, eval_strategy="epoch", save_strategy="epoch", metric_for_best_model="loss", greater_is_better=False
-    )
-    trainer = Trainer(
-        model=model,
-        args=args,
-        train_dataset=train_set,
-        eval_dataset=eval_set,
-        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
-        processing_class=tokenizer,
-    )
-    resume_from = last_complete_checkpoint(output_dir / CHECKPOINTS) if cfg.resume else None
-    start = time.perf_counter()
-    result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
-    seconds = time.perf_counter() - start
-    runtime = result.metrics.get("train_runtime")
-    source_tokens, target_tokens = train_set.num_tokens()
-    metrics: dict[str, Any] = dict(
-        architecture=cfg.architecture,
-        train=dict(
-            examples=len(train_set),
-            epochs=cfg.epochs,
-            seconds=round(seconds, 2),
-            train_runtime=runtime,
-            source_tokens_per_s=round(source_tokens * cfg.epochs / runtime, 1) if runtime else None,
-            tokens_per_s=round((source_tokens + target_tokens) * cfg.epochs / runtime, 1) if runtime else None,
-            final_loss=result.training_loss,
-            resumed_from=str(resume_from) if resume_from else None,
-            best_checkpoint=trainer.state.best_model_checkpoint,
-        ),
-        parameters=sum(p.numel() for p in model.parameters()),
-        skipped_empty_rows={path: len(rows) for path, rows in skipped.items()},
-    )
-    if not is_main_process():
-        return metrics
-    model = trainer.model
-    for name in cfg.rouge_splits:
-        if name in splits:
-            start = time.perf_counter()
-            predictions = summarize(model, tokenizer, [p.source for p in splits[name]], cfg)
-            metrics[name], rows = evaluate_pairs(splits[name], predictions, cfg, time.perf_counter() - start)
-            _write_rows(output_dir / f"summaries_{name}.jsonl", rows)
-    save_run(trainer, tokenizer, output_dir, metrics, {"validation loss": "eval_loss"})
-    return metrics
+    return run_task(TASK, cfg)
 
 
 def load_model(model_dir: str | Path):
@@ -293,4 +212,18 @@ def load_model(model_dir: str | Path):
 def generation_settings(model_dir: str | Path) -> SummarizationConfig:
     """The run's settings (beam size, length penalty, ...) from its run_config.json, or the defaults."""
     path = Path(model_dir) / "run_config.json"
-    return SummarizationConfig.from_dict(json.loads(path.read_text())) if path.is_file() else SummarizationConfig()
+    if not path.is_file():
+        return SummarizationConfig()  # the defaults
+    values = json.loads(path.read_text())
+    known = SummarizationConfig.__dataclass_fields__
+    # only the generation settings are needed: the data paths of the run may be gone
+    keep = (
+        "num_beams",
+        "length_penalty",
+        "no_repeat_ngram_size",
+        "min_new_tokens",
+        "eval_batch_size",
+        "bootstrap_samples",
+        "seed",
+    )
+    return SummarizationConfig(**{k: values[k] for k in keep if k in values and k in known})

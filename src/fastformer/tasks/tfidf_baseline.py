@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 C_GRID = (0.25, 1.0, 4.0, 16.0)
 
 
-def train_tfidf(cfg, splits: dict[str, list], labels, data_report: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Fit on splits["train"], pick C on splits["validation"], evaluate every split; write the run folder.
-    `data_report` (what the readers found) is saved in metrics.json as "data"."""
+def train_tfidf(cfg, splits: dict[str, list], labels, out: Path, data_report: dict[str, Any] | None = None):
+    """Fit on splits["train"], pick C on splits["validation"], evaluate every split; write model.joblib and the
+    prediction files into `out` (the run's staging folder). Returns the metrics; `data_report` (what the readers
+    found) is kept in them as "data"."""
     import joblib
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
@@ -26,9 +26,6 @@ def train_tfidf(cfg, splits: dict[str, list], labels, data_report: dict[str, Any
 
     from fastformer.metrics.classification import classification_metrics
 
-    output_dir = Path(cfg.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / "run_config.json").write_text(json.dumps(asdict(cfg), indent=2))
     encode = [labels.encode(e) for e in splits["train"]]
     texts = [e.text for e in splits["train"]]
     validation_texts = [e.text for e in splits["validation"]]
@@ -62,12 +59,51 @@ def train_tfidf(cfg, splits: dict[str, list], labels, data_report: dict[str, Any
         split_metrics = classification_metrics([labels.encode(e) for e in examples], predicted, labels.labels)
         split_metrics["examples"] = len(examples)
         metrics[name] = split_metrics
-        with (output_dir / f"predictions_{name}.jsonl").open("w") as f:
+        with (out / f"predictions_{name}.jsonl").open("w") as f:
             for e, p, row in zip(examples, predicted, probs, strict=True):
                 record = dict(
                     source=e.source, label=e.label, predicted=labels.labels[p], probability=round(float(row[p]), 6)
                 )
                 f.write(json.dumps(record) + "\n")
-    joblib.dump(dict(pipeline=pipeline, labels=labels.labels), output_dir / "model.joblib")
-    (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    joblib.dump(dict(pipeline=pipeline, labels=labels.labels), out / "model.joblib")
     return metrics
+
+
+def load_tfidf(model_dir: str | Path):
+    """(pipeline, label names) of a TF-IDF run folder."""
+    import joblib
+
+    saved = joblib.load(Path(model_dir) / "model.joblib")
+    return saved["pipeline"], list(saved["labels"])
+
+
+def evaluate_tfidf(model_dir: str | Path, examples: list) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Metrics and per-example predictions of a TF-IDF run folder on labelled examples."""
+    from fastformer.data.text_classification import LabelMap
+    from fastformer.metrics.classification import classification_metrics
+
+    pipeline, names = load_tfidf(model_dir)
+    labels = LabelMap(names)
+    probs = pipeline.predict_proba([e.text for e in examples])
+    predicted = probs.argmax(-1).tolist()
+    metrics = classification_metrics([labels.encode(e) for e in examples], predicted, names)
+    metrics["examples"] = len(examples)
+    rows = [
+        dict(source=e.source, label=e.label, predicted=names[p], probability=round(float(row[p]), 6))
+        for e, p, row in zip(examples, predicted, probs, strict=True)
+    ]
+    return metrics, rows
+
+
+def predict_tfidf(model_dir: str | Path, texts: list[str]) -> list[dict[str, Any]]:
+    """Label and class probabilities of each text, as `classification.predict_texts`."""
+    pipeline, names = load_tfidf(model_dir)
+    probs = pipeline.predict_proba(texts) if texts else []
+    return [
+        dict(
+            text=t[:80],
+            label=names[int(p.argmax())],
+            probabilities={n: round(float(p[j]), 4) for j, n in enumerate(names)},
+        )
+        for t, p in zip(texts, probs, strict=True)
+    ]

@@ -1,0 +1,244 @@
+"""The settings of a run, each written once: a dataclass field with its help, its allowed values and its range.
+
+`RunConfig` holds what every task's run has (output folder, seed, epochs, batch, optimizer and schedule, logging,
+resume, progress); each task's config extends it with its own fields (`tasks/configs.py`). The command line is
+derived from these fields (`fastformer.cli.settings`), config files are read into them, and `check()` range-checks
+every value up front, so a user error is one line naming the setting before anything runs.
+
+Field metadata (set with `setting(...)`):
+- help: the flag's help;
+- choices: the allowed values; minimum / maximum / above / below: inclusive / exclusive bounds of a number;
+- paths: "file" or "folder" (several may be joined by commas), checked to exist when given;
+- flag: False for settings with no flag of their own (mappings: `model`, `*_where`);
+- shapes_weights: False for settings that do not change the trained weights (output folder, logging, evaluation
+  only); the others make up the checkpoint fingerprint that `--resume` compares.
+Imports the stdlib only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import typing
+from dataclasses import MISSING, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class SettingError(ValueError):
+    """A setting with a value it cannot take; the message names the setting."""
+
+    def __init__(self, name: str, message: str):
+        super().__init__(f"--{name.replace('_', '-')}: {message}")
+        self.setting = name
+
+
+def setting(
+    default: Any = MISSING,
+    help: str = "",
+    *,
+    factory: Any = MISSING,
+    choices: tuple | None = None,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+    below: float | None = None,
+    paths: str | None = None,
+    flag: bool = True,
+    shapes_weights: bool = True,
+) -> Any:
+    """A config field with what the command line and `check()` need to know of it."""
+    metadata = dict(
+        help=help,
+        choices=choices,
+        minimum=minimum,
+        maximum=maximum,
+        above=above,
+        below=below,
+        paths=paths,
+        flag=flag,
+        shapes_weights=shapes_weights,
+    )
+    if factory is not MISSING:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def redefault(base: type, name: str, default: Any = MISSING, *, factory: Any = MISSING, **changes) -> Any:
+    """A subclass's field: the base class's `name` setting (help, range, ...) with another default."""
+    metadata = {**base.__dataclass_fields__[name].metadata, **changes}
+    if factory is not MISSING:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def field_types(cls: type) -> dict[str, Any]:
+    """{field name: resolved annotation} of a config dataclass."""
+    return typing.get_type_hints(cls)
+
+
+def base_type(annotation: Any) -> tuple[Any, bool]:
+    """(the type without None, whether None is allowed) of an annotation such as `int | None`."""
+    args = typing.get_args(annotation)
+    if args and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        return (rest[0] if len(rest) == 1 else annotation), True
+    return annotation, False
+
+
+def _check_type(name: str, value: Any, annotation: Any) -> Any:
+    """The value converted to the field's type where that is lossless (an int for a float), else an error."""
+    kind, optional = base_type(annotation)
+    if value is None:
+        if optional:
+            return None
+        raise SettingError(name, "needs a value")
+    origin = typing.get_origin(kind) or kind
+    if origin is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if origin is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if origin is bool and isinstance(value, bool):
+        return value
+    if origin is str and isinstance(value, str):
+        return value
+    if origin is list and isinstance(value, (list, tuple)):
+        item = (typing.get_args(kind) or (Any,))[0]
+        if item in (int, float, str) and not all(isinstance(v, item) and not isinstance(v, bool) for v in value):
+            raise SettingError(name, f"expected a list of {item.__name__}, got {value!r}")
+        return list(value)
+    if origin is dict and isinstance(value, dict):
+        return dict(value)
+    if origin is Any:
+        return value
+    expected = {float: "a number", int: "an integer", bool: "true or false", str: "a text", list: "a list"}
+    raise SettingError(name, f"expected {expected.get(origin, origin)}, got {value!r}")
+
+
+@dataclass
+class RunConfig:
+    """What every task's run has. Saved as run_config.json beside the model."""
+
+    output_dir: str = setting("runs/run", "output folder (made by the run; see --overwrite)", shapes_weights=False)
+    overwrite: bool = setting(
+        False,
+        "replace the run in --output-dir (or take over a non-empty folder no run made); only files runs write are "
+        "touched",
+        shapes_weights=False,
+    )
+    resume: bool = setting(
+        False, "continue from the last complete checkpoint (refused if it was trained with other settings)",
+        shapes_weights=False,
+    )  # fmt: skip
+    seed: int = setting(42, "random seed")
+    preset: str = setting("paper", "model preset", choices=("paper", "official"))
+    model: dict[str, Any] = setting(factory=dict, help="FastformerConfig overrides (--model FIELD=VALUE)", flag=False)
+    epochs: float = setting(3.0, "training epochs", above=0)
+    batch_size: int = setting(64, "global batch size (split over torchrun processes)", minimum=1)
+    learning_rate: float = setting(1e-3, "Adam learning rate", above=0)
+    weight_decay: float = setting(0.0, "weight decay", minimum=0)
+    warmup: float = setting(0.0, "warm-up: a fraction of the steps (< 1) or a number of steps", minimum=0)
+    scheduler: str = setting(
+        "linear",
+        "learning-rate schedule",
+        choices=("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial"),
+    )
+    max_grad_norm: float = setting(1.0, "gradient clipping norm", above=0)
+    logging_steps: int = setting(20, "log the training loss every N steps", minimum=1, shapes_weights=False)
+    progress: bool = setting(True, "progress bars (--no-progress: none)", shapes_weights=False)
+
+    # ---- building and checking ----------------------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]):
+        """An instance from a dict (a config file, run_config.json); unknown fields and bad values are errors."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise SettingError(unknown[0], f"no such setting for this task; known: {', '.join(sorted(known))}")
+        types = field_types(cls)
+        cfg = cls(**{name: _check_type(name, value, types[name]) for name, value in values.items()})
+        cfg.check()
+        return cfg
+
+    def check(self) -> None:
+        """Range, choice and path checks of every field; task configs add checks across fields."""
+        for f in dataclasses.fields(self):
+            value, meta = getattr(self, f.name), f.metadata
+            if value is None:
+                continue
+            choices = meta.get("choices")
+            if choices is not None:
+                bad = [v for v in (value if isinstance(value, list) else [value]) if v not in choices]
+                if bad:
+                    raise SettingError(f.name, f"{bad[0]!r} is not one of {', '.join(map(str, choices))}")
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                _check_range(f.name, value, meta)
+            if meta.get("paths") and isinstance(value, str):
+                for part in value.split(","):
+                    _check_path(f.name, part.strip(), meta["paths"])
+
+    def fingerprint_settings(self) -> dict[str, Any]:
+        """The settings that shape the trained weights (what a checkpoint must have been trained with to resume)."""
+        return {
+            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.metadata.get("shapes_weights", True)
+        }
+
+    def fingerprint(self) -> str:
+        return settings_hash(self.fingerprint_settings())
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def settings_hash(settings: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _check_range(name: str, value: float, meta: dict) -> None:
+    if meta.get("minimum") is not None and value < meta["minimum"]:
+        raise SettingError(name, f"must be >= {meta['minimum']}, got {value}")
+    if meta.get("maximum") is not None and value > meta["maximum"]:
+        raise SettingError(name, f"must be <= {meta['maximum']}, got {value}")
+    if meta.get("above") is not None and value <= meta["above"]:
+        raise SettingError(name, f"must be > {meta['above']}, got {value}")
+    if meta.get("below") is not None and value >= meta["below"]:
+        raise SettingError(name, f"must be < {meta['below']}, got {value}")
+
+
+def _check_path(name: str, path: str, kind: str) -> None:
+    target = Path(path)
+    if kind == "folder" and not target.is_dir():
+        raise SettingError(name, f"{path}: no such folder")
+    if kind == "file" and not target.is_file():
+        raise SettingError(name, f"{path}: no such file")
+    if kind == "file-or-folder" and not target.exists():
+        raise SettingError(name, f"{path}: no such file or folder")
+
+
+def changed_settings(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """'name: old -> new' for every setting that differs between two fingerprint dicts."""
+    names = sorted(set(before) | set(after))
+    return [f"{n}: {before.get(n)!r} -> {after.get(n)!r}" for n in names if before.get(n) != after.get(n)]
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """A YAML or JSON config file as a dict of settings."""
+    path = Path(path)
+    if not path.is_file():
+        raise SettingError("config", f"{path}: no such file")
+    text = path.read_text()
+    try:
+        if path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            values = yaml.safe_load(text) or {}
+        else:
+            values = json.loads(text)
+    except Exception as error:  # yaml.YAMLError, json.JSONDecodeError: one line, not a traceback
+        raise SettingError("config", f"{path}: not valid {'YAML' if path.suffix in ('.yaml', '.yml') else 'JSON'}: "
+                           f"{str(error).splitlines()[0]}") from None  # fmt: skip
+    if not isinstance(values, dict):
+        raise SettingError("config", f"{path}: a config file must hold a mapping of setting: value")
+    return values

@@ -1,0 +1,282 @@
+"""Each task's settings: `RunConfig` (tasks/config.py) extended with what is the task's own. One definition per
+setting, with its help: `fastformer train TASK --help` is built from these. Imports the stdlib only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fastformer.tasks.config import RunConfig, SettingError, redefault, setting
+
+TOKENIZATIONS = ("wordpiece", "word")
+PACKAGED_WORD_VECTORS = ("glove-6b-50d",)
+RANKING_METRICS = ("auc", "mrr", "ndcg@5", "ndcg@10")  # fastformer.metrics.ranking.METRICS
+
+
+@dataclass
+class TokenizerSettings(RunConfig):
+    """A run that trains (or is given) a tokenizer."""
+
+    tokenizer: str | None = setting(
+        None, "an existing tokenizer folder (default: train one on the training texts)", paths="folder"
+    )
+    vocab_size: int = setting(30000, "vocabulary size of a trained tokenizer", minimum=8)
+
+
+@dataclass
+class WordInputSettings(TokenizerSettings):
+    """A run whose tokenizer may be word level, with pretrained word vectors (as the paper)."""
+
+    tokenization: str | None = setting(
+        None,
+        "trained tokenizer: wordpiece or word (lower-cased words and punctuation split as NLTK's word_tokenize, as "
+        "the paper); default: word with --word-vectors, else wordpiece",
+        choices=TOKENIZATIONS,
+    )
+    min_word_count: int = setting(
+        2, "word tokenization: keep training words seen this often, or known to --word-vectors", minimum=1
+    )
+    word_vectors: str | None = setting(
+        None,
+        "initialise the word embeddings: glove-6b-50d (pip install 'fastformer[glove]') or a GloVe / word2vec / "
+        "fastText text file (.txt, .vec, .gz); narrower than the hidden size -> a projection (embedding_size)",
+    )
+    freeze_word_vectors: bool = setting(False, "keep the --word-vectors embeddings fixed during training")
+
+    def check(self) -> None:
+        super().check()
+        if self.word_vectors and self.word_vectors not in PACKAGED_WORD_VECTORS:
+            from pathlib import Path
+
+            if not Path(self.word_vectors).is_file():
+                raise SettingError(
+                    "word_vectors", f"{self.word_vectors}: no such file (or a packaged name: {PACKAGED_WORD_VECTORS})"
+                )
+        if self.freeze_word_vectors and not self.word_vectors:
+            raise SettingError("freeze_word_vectors", "needs --word-vectors (glove-6b-50d, or a file)")
+
+
+@dataclass
+class ClassificationConfig(WordInputSettings):
+    """Text classification (`fastformer train classification`); saved as run_config.json beside the model."""
+
+    train: str | None = setting(
+        None,
+        "training file or folder (CSV/TSV/JSONL/fastText/folder, .gz too; mind-topics: several joined by commas); "
+        "omit for the built-in generated task",
+        paths="file-or-folder",
+    )
+    validation: str | None = setting(
+        None, "validation file; default: hold out --validation-fraction of the training file", paths="file-or-folder"
+    )
+    test: str | None = setting(
+        None, "test file (mind-topics: its texts are kept out of training)", paths="file-or-folder"
+    )
+    text_field: str | None = setting(
+        None, "text column name or position / JSON key (default: 'text', or column 1 of header-less CSV)"
+    )
+    label_field: str | None = setting(None, "label column name or position / JSON key (default: 'label', or column 0)")
+    format: str | None = setting(
+        None,
+        "file format (default: from the file name); mind-topics: MIND news topic classification from news.tsv / "
+        "MIND folders / MINDRec JSON (--text-field title, abstract, body or e.g. title,abstract; --label-field "
+        "category or subcategory; without --validation / --test, title-disjoint splits by category)",
+        choices=("csv", "tsv", "jsonl", "fasttext", "folder", "mind-topics"),
+    )
+    has_header: bool | None = setting(None, "CSV/TSV header row (default: guessed)")
+    train_where: dict[str, str] | None = setting(None, "JSON Lines filter of the training file", flag=False)
+    validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
+    test_where: dict[str, str] | None = setting(None, "JSON Lines filter of the test file", flag=False)
+    validation_fraction: float = setting(0.1, "hold-out fraction when no validation file is given", above=0, below=1)
+    test_fraction: float = setting(
+        0.1, "mind-topics without --test: the share of distinct titles held out for testing", above=0, below=1
+    )
+    binary_threshold: float | None = setting(
+        None, "map numeric labels to pos (>= threshold) / neg, e.g. 7 for IMDB sentiment"
+    )
+    max_train_examples: int | None = setting(None, "use only N training examples (see --subset)", minimum=1)
+    max_eval_examples: int | None = setting(None, "use only N validation / test examples (see --subset)", minimum=1)
+    subset: str = setting(
+        "random",
+        "which examples --max-*-examples keeps: random (a fixed-seed sample, the same for every --seed and "
+        "architecture) or first (file order)",
+        choices=("random", "first"),
+    )
+    max_length: int = setting(512, "tokens kept per text (truncation)", minimum=1)
+    architecture: str = setting(
+        "fastformer",
+        "fastformer, softmax (the same model with softmax attention: the paper's Transformer baseline) or tfidf "
+        "(TF-IDF + logistic regression)",
+        choices=("fastformer", "softmax", "tfidf"),
+    )
+    sampling: str = setting(
+        "group_by_length",
+        "training order: group_by_length (random batches of similar length, less padding), random or sequential",
+        choices=("group_by_length", "random", "sequential"),
+    )
+    metric: str = setting(
+        "macro_f1", "validation metric that picks the best checkpoint", choices=("macro_f1", "accuracy")
+    )
+    output_dir: str = redefault(RunConfig, "output_dir", "runs/classification")
+
+    def check(self) -> None:
+        super().check()
+        if self.format == "mind-topics" and self.train is None:
+            raise SettingError("train", "format mind-topics needs --train (MIND news.tsv files / folders or MINDRec)")
+
+
+@dataclass
+class LanguageModelingConfig(TokenizerSettings):
+    """Causal language modelling (`fastformer train lm`); saved as run_config.json beside the model."""
+
+    train: str | None = setting(
+        None, "training documents: a JSON Lines, CSV/TSV or text file", paths="file"
+    )  # fmt: skip
+    validation: str | None = setting(
+        None, "validation documents; default: hold out --validation-fraction of the training documents", paths="file"
+    )
+    text_field: str | None = setting(None, "text column / JSON key (default: 'text')")
+    format: str | None = setting(
+        None, "file format (default: from the file name)", choices=("jsonl", "csv", "tsv", "txt")
+    )
+    train_where: dict[str, str] | None = setting(None, "JSON Lines filter of the training file", flag=False)
+    validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
+    validation_fraction: float = setting(0.05, "hold-out fraction when no validation file is given", above=0, below=1)
+    max_train_texts: int | None = setting(None, "use only the first N training documents", minimum=1)
+    max_eval_texts: int | None = setting(None, "use only the first N validation documents", minimum=1)
+    vocab_size: int = redefault(TokenizerSettings, "vocab_size", 8000)
+    block_size: int = setting(256, "tokens per training block (and the model's positions)", minimum=2)
+    architecture: str = setting(
+        "fastformer",
+        "fastformer or gpt2 (transformers' GPT2LMHeadModel of the same size, softmax attention)",
+        choices=("fastformer", "gpt2"),
+    )
+    epochs: float = redefault(RunConfig, "epochs", 1.0)
+    max_steps: int = setting(-1, "optimisation steps (> 0 overrides --epochs)", minimum=-1)
+    batch_size: int = redefault(RunConfig, "batch_size", 16)
+    weight_decay: float = redefault(RunConfig, "weight_decay", 0.01)
+    warmup: float = redefault(RunConfig, "warmup", 0.05)
+    scheduler: str = redefault(RunConfig, "scheduler", "cosine")
+    evaluations: int = setting(4, "validation passes during training (the best checkpoint is kept)", minimum=1)
+    output_dir: str = redefault(RunConfig, "output_dir", "runs/lm")
+
+    def check(self) -> None:
+        super().check()
+        if self.train is None:
+            raise SettingError("train", "language modelling needs a file of documents (JSON Lines, CSV/TSV or text)")
+
+
+@dataclass
+class NewsConfig(WordInputSettings):
+    """News recommendation on MIND (`fastformer train news`); saved as run_config.json beside the model."""
+
+    train: str | None = setting(
+        None,
+        "a MIND folder (news.tsv + behaviors.tsv) or a behaviors.tsv with news.tsv beside it",
+        paths="file-or-folder",
+    )
+    validation: str | None = setting(
+        None, "validation MIND folder; default: hold out --validation-fraction of the training impressions",
+        paths="file-or-folder",
+    )  # fmt: skip
+    test: str | None = setting(None, "test MIND folder", paths="file-or-folder", shapes_weights=False)
+    validation_fraction: float = setting(0.1, "hold-out fraction of the training impressions", above=0, below=1)
+    max_train_impressions: int | None = setting(None, "use only the first N training impressions", minimum=1)
+    max_eval_impressions: int | None = setting(None, "use only the first N validation / test impressions", minimum=1)
+    news_fields: list[str] = setting(
+        factory=lambda: ["title"],
+        help="news fields the encoder reads, comma-separated: title, abstract, category, subcategory",
+        choices=("title", "abstract", "category", "subcategory"),
+    )
+    max_length: int = setting(48, "tokens per news text (the paper: titles of up to 48 tokens)", minimum=1)
+    max_history: int = setting(50, "most recent clicks the user encoder reads", minimum=0)
+    negatives: int = setting(4, "unclicked candidates per click (K)", minimum=1)
+    architecture: str = setting(
+        "fastformer", "fastformer or softmax (NRMS-style encoders)", choices=("fastformer", "softmax")
+    )
+    learning_rate: float = redefault(RunConfig, "learning_rate", 1e-4)
+    scheduler: str = redefault(RunConfig, "scheduler", "constant")
+    metric: str = setting("auc", "validation metric that picks the best checkpoint", choices=RANKING_METRICS)
+    eval_batch_size: int = setting(256, "impressions scored per batch", minimum=1, shapes_weights=False)
+    strict: bool = setting(False, "stop at the first malformed MIND line instead of counting it")
+    output_dir: str = redefault(RunConfig, "output_dir", "runs/news")
+
+    def __post_init__(self) -> None:
+        if isinstance(self.news_fields, str):
+            self.news_fields = [f.strip() for f in self.news_fields.split(",") if f.strip()]
+
+    def check(self) -> None:
+        super().check()
+        if self.train is None:
+            raise SettingError("train", "news recommendation needs a MIND folder with news.tsv and behaviors.tsv")
+        if not self.news_fields:
+            raise SettingError("news_fields", "name at least one field")
+
+
+@dataclass
+class SummarizationConfig(TokenizerSettings):
+    """Abstractive summarization (`fastformer train summarize`); saved as run_config.json beside the model."""
+
+    train: str | None = setting(None, "a file of document / summary pairs (CSV, JSON Lines, Cohan's PubMed)",
+                                paths="file")  # fmt: skip
+    validation: str | None = setting(
+        None, "validation pairs; default: hold out --validation-fraction of train (or --split)", paths="file"
+    )
+    test: str | None = setting(None, "test pairs", paths="file", shapes_weights=False)
+    format: str | None = setting(None, "file format (default: from the file)", choices=("csv", "jsonl", "cohan"))
+    source_field: str | None = setting(
+        None, "document column / key (default: article, or article_text for Cohan's PubMed)"
+    )
+    target_field: str | None = setting(None, "summary column / key (default: highlights, or abstract_text)")
+    train_where: dict[str, str] | None = setting(None, "JSON Lines filter of the training file", flag=False)
+    validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
+    test_where: dict[str, str] | None = setting(None, "JSON Lines filter of the test file", flag=False)
+    split: list[int] | None = setting(
+        None, "take train / validation / test of these sizes, in file order, from the one --train file"
+    )
+    validation_fraction: float = setting(0.1, "hold-out fraction when no validation file is given", above=0, below=1)
+    max_train_examples: int | None = setting(None, "use only the first N training pairs", minimum=1)
+    max_eval_examples: int | None = setting(None, "use only the first N validation / test pairs", minimum=1)
+    max_source_length: int = setting(2048, "document tokens kept (the encoder's positions)", minimum=1)
+    max_target_length: int = setting(256, "summary tokens kept, and the longest summary generated", minimum=2)
+    architecture: str = setting(
+        "fastformer",
+        "fastformer, softmax (a softmax Transformer encoder) or lead3 (the first three sentences; no training)",
+        choices=("fastformer", "softmax", "lead3"),
+    )
+    learning_rate: float = redefault(RunConfig, "learning_rate", 1e-4)
+    batch_size: int = redefault(RunConfig, "batch_size", 32)
+    num_beams: int = setting(5, "beam size (1 = greedy)", minimum=1, shapes_weights=False)
+    length_penalty: float = setting(1.0, "beam-search length penalty", shapes_weights=False)
+    no_repeat_ngram_size: int = setting(3, "never repeat an n-gram of this size (0 = off)", minimum=0,
+                                        shapes_weights=False)  # fmt: skip
+    min_new_tokens: int = setting(0, "shortest summary generated, in tokens", minimum=0, shapes_weights=False)
+    eval_batch_size: int = setting(16, "documents summarized per batch", minimum=1, shapes_weights=False)
+    bootstrap_samples: int = setting(1000, "bootstrap samples of the ROUGE confidence intervals", minimum=0,
+                                     shapes_weights=False)  # fmt: skip
+    rouge_splits: list[str] = setting(
+        factory=lambda: ["validation", "test"], help="splits summarized and scored", choices=("validation", "test"),
+        shapes_weights=False,
+    )  # fmt: skip
+    output_dir: str = redefault(RunConfig, "output_dir", "runs/summarization")
+
+    def check(self) -> None:
+        super().check()
+        if self.train is None and self.architecture != "lead3":
+            raise SettingError("train", "summarization needs a file of document / summary pairs")
+        if self.split is not None and (len(self.split) != 3 or self.validation or self.test):
+            raise SettingError("split", "takes three sizes [train, validation, test] of the one --train file")
+
+
+def builtin_classification_defaults() -> dict[str, Any]:
+    """`fastformer train` with no data: the generated long-document task, small enough for a minute on two cores.
+    Its folder is a demo: a second run replaces the first (overwrite)."""
+    return dict(
+        max_length=512,
+        epochs=4.0,
+        batch_size=32,
+        vocab_size=1000,
+        output_dir="runs/builtin-longdoc",
+        overwrite=True,
+        model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=128),
+    )

@@ -1,0 +1,82 @@
+"""The one table of tasks: name -> its config, its module, and how to recognise its folders. `fastformer train`,
+`evaluate` and `predict` all read it, so every task's folder trains, evaluates and predicts. Imports the stdlib only
+(the task modules are imported when a task is used)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastformer.tasks import configs
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    name: str
+    module: str  # defines TASK (a tasks.run.Task), train(cfg) and the task's evaluate / predict helpers
+    config_class: type
+    help: str
+    architectures: tuple[str, ...]  # config.json "architectures" of its trained folders (folders of older versions)
+
+    def load(self):
+        return importlib.import_module(self.module)
+
+
+TASKS = {
+    "classification": TaskEntry(
+        "classification", "fastformer.tasks.classification", configs.ClassificationConfig,
+        "text classification (default; with no --train, the built-in generated task)",
+        ("FastformerForSequenceClassification",),
+    ),
+    "lm": TaskEntry(
+        "lm", "fastformer.tasks.language_modeling", configs.LanguageModelingConfig,
+        "causal language model (Fastformer or the GPT-2 baseline of the same size)",
+        ("FastformerForCausalLM", "GPT2LMHeadModel"),
+    ),
+    "news": TaskEntry(
+        "news", "fastformer.tasks.news_recommendation", configs.NewsConfig,
+        "news recommendation on MIND (the hierarchical recommender; NRMS-style softmax baseline)",
+        ("FastformerForNewsRecommendation",),
+    ),
+    "summarize": TaskEntry(
+        "summarize", "fastformer.tasks.summarization", configs.SummarizationConfig,
+        "abstractive summarization (encoder-decoder; softmax encoder and Lead-3 baselines)",
+        ("FastformerForConditionalGeneration",),
+    ),
+}  # fmt: skip
+
+
+class NotARunFolder(ValueError):
+    pass
+
+
+def task_of_folder(path: str | Path) -> tuple[str, str | None]:
+    """(task name, architecture or None) of a folder written by `fastformer train`: what its manifest or marker says,
+    else (folders of earlier versions) its config.json's architectures or a TF-IDF model.joblib."""
+    from fastformer.tasks.run_folder import folder_task
+
+    folder = Path(path)
+    if not folder.is_dir():
+        raise NotARunFolder(f"{folder}: no such folder")
+    run_config = folder / "run_config.json"
+    architecture = None
+    if run_config.is_file():
+        try:
+            architecture = json.loads(run_config.read_text()).get("architecture")
+        except json.JSONDecodeError:
+            pass
+    task = folder_task(folder)
+    if task in TASKS:
+        return task, architecture
+    if (folder / "model.joblib").is_file():
+        return "classification", "tfidf"
+    config = folder / "config.json"
+    if config.is_file():
+        names = json.loads(config.read_text()).get("architectures") or []
+        for entry in TASKS.values():
+            if any(n in entry.architectures for n in names):
+                return entry.name, architecture
+    raise NotARunFolder(f"{folder}: not a folder written by `fastformer train` (no run_complete.json, config.json or "
+                        "model.joblib)")  # fmt: skip

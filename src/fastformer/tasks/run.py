@@ -1,0 +1,207 @@
+"""One run skeleton for every task: folder -> seed -> data -> tokenizer -> model -> Trainer -> resume -> evaluate
+splits -> save. A task (classification, lm, news, summarize) supplies only what is its own, as a `Task`:
+
+    load_data(cfg, report)            the splits (report: what the readers found, saved in metrics.json "data")
+    baseline(cfg, splits, out, report) an untrained baseline (TF-IDF, Lead-3) run instead of training, or None
+    tokenizer_texts(cfg, splits)      the texts a trained tokenizer learns from
+    prepare(cfg, splits, tokenizer)   a `Prepared`: model, datasets, collator, Trainer arguments, counts
+    evaluate(cfg, model, tokenizer, splits, prepared, out)  metrics per split; prediction files written to `out`
+    summary(metrics)                  the lines `fastformer train` prints
+
+The skeleton owns the rest, once: the run folder (tasks/run_folder.py: ownership, lock, fingerprinted checkpoints,
+atomic final save), seeding, the run's tokenizer, run_config.json, the Trainer with the shared arguments, resume,
+timing, the whole-run training loss, log_history.json, training.png and metrics.json.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastformer.tasks.common import is_main_process, plot_training, run_tokenizer, training_arguments
+from fastformer.tasks.run_folder import RunFolder
+
+
+@dataclass
+class Prepared:
+    """What a task builds for training."""
+
+    model: Any
+    train_dataset: Any
+    eval_dataset: Any
+    data_collator: Any
+    arguments: dict[str, Any]  # TrainingArguments fields of the task (evaluation / save strategy, best metric, ...)
+    train_counts: dict[str, Any] = field(default_factory=dict)  # metrics["train"] entries (examples, rows, ...)
+    tokens_per_epoch: int | None = None  # real tokens of one pass: tokens/s of training
+    metrics: dict[str, Any] = field(default_factory=dict)  # top-level metrics entries (inputs, ...)
+    plot: dict[str, str] | None = None  # training.png: {label: log key} of validation metrics
+    trainer_class: Any = None  # default transformers.Trainer
+    trainer_kwargs: dict[str, Any] = field(default_factory=dict)  # compute_metrics, callbacks, ...
+    state: dict[str, Any] = field(default_factory=dict)  # anything evaluate() needs back
+
+
+class Task:
+    """A task's own parts of a run; see the module docstring."""
+
+    name: str = ""
+    config_class: type = object
+    checkpoint_metric_note = ""
+
+    def load_data(self, cfg, report: dict[str, Any]):
+        raise NotImplementedError
+
+    def baseline(self, cfg, splits, out: Path, report: dict[str, Any]) -> dict[str, Any] | None:
+        return None
+
+    def tokenizer_texts(self, cfg, splits):
+        raise NotImplementedError
+
+    def prepare(self, cfg, splits, tokenizer, out: Path) -> Prepared:
+        raise NotImplementedError
+
+    def evaluate(self, cfg, model, tokenizer, splits, prepared: Prepared, out: Path) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def summary(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+
+def whole_run_loss(log_history: list[dict], training_loss: float, first_step: int, last_step: int) -> float | None:
+    """The mean training loss over every step of the run, also after a resume (the Trainer's own `training_loss`
+    covers the steps of the last process only). Each logged loss is the mean over its logging interval, and the
+    resumed log_history holds those of the earlier processes; the steps after the last log come from
+    `training_loss`, the mean over steps first_step..last_step of this process."""
+    if last_step <= 0:
+        return training_loss
+    total, previous, logged_here = 0.0, 0, 0.0
+    for entry in log_history:
+        if "loss" in entry and "step" in entry:
+            part = entry["loss"] * (entry["step"] - previous)
+            total += part
+            if entry["step"] > first_step:
+                logged_here += part
+            previous = entry["step"]
+    tail = training_loss * (last_step - first_step) - logged_here
+    return (total + tail) / last_step
+
+
+def fingerprint_callback(folder: RunFolder):
+    """Stamps each checkpoint folder with the run's fingerprint as the Trainer decides to save it."""
+    from transformers import TrainerCallback
+
+    class Fingerprint(TrainerCallback):
+        def _stamp(self, args, state, control):
+            if control.should_save and state.is_world_process_zero:
+                folder.write_fingerprint(Path(args.output_dir) / f"checkpoint-{state.global_step}")
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self._stamp(args, state, control)
+
+        def on_epoch_end(self, args, state, control, **kwargs):
+            self._stamp(args, state, control)
+
+    return Fingerprint()
+
+
+def best_epoch(state) -> float | None:
+    """The epoch of the checkpoint the Trainer kept as best, from its log."""
+    best = state.best_model_checkpoint
+    if not best:
+        return None
+    step = int(best.rsplit("-", 1)[-1])
+    return next((h["epoch"] for h in state.log_history if h.get("step") == step and "epoch" in h), None)
+
+
+def run_task(task: Task, cfg) -> dict[str, Any]:
+    """Run one task end to end as `cfg` says; returns the metrics (also in OUTPUT/metrics.json)."""
+    from transformers import Trainer, set_seed
+
+    main = is_main_process()
+    folder = RunFolder(
+        cfg.output_dir, task.name, cfg.fingerprint_settings(), overwrite=cfg.overwrite, resume=cfg.resume,
+        main_process=main,
+    )  # fmt: skip
+    with folder:
+        out = folder.staging if main else Path(cfg.output_dir)
+        set_seed(cfg.seed)
+        report: dict[str, Any] = {}
+        splits = task.load_data(cfg, report)
+        if main:
+            folder.begin()
+            (folder.path / "run_config.json").write_text(json.dumps(cfg.as_dict(), indent=2))
+        metrics = task.baseline(cfg, splits, out, report)
+        if metrics is not None:
+            _finish(folder, out, cfg, metrics)
+            return metrics
+        tokenizer = run_tokenizer(cfg, task.tokenizer_texts(cfg, splits), folder.path)
+        prepared = task.prepare(cfg, splits, tokenizer, out)
+        trainer_class = prepared.trainer_class or Trainer
+        kwargs = dict(prepared.trainer_kwargs)
+        kwargs["callbacks"] = [fingerprint_callback(folder), *kwargs.get("callbacks", [])]
+        trainer = trainer_class(
+            model=prepared.model,
+            args=training_arguments(cfg, **prepared.arguments),
+            train_dataset=prepared.train_dataset,
+            eval_dataset=prepared.eval_dataset,
+            data_collator=prepared.data_collator,
+            processing_class=tokenizer,
+            **kwargs,
+        )
+        resume_from = folder.resume_checkpoint() if cfg.resume else None
+        first_step = _checkpoint_step(resume_from)
+        start = time.perf_counter()
+        result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+        seconds = time.perf_counter() - start
+        state = trainer.state
+        # training alone: the Trainer's runtime less the evaluations it ran during training (this process)
+        runtime = result.metrics.get("train_runtime") or 0.0
+        eval_seconds = sum(h.get("eval_runtime", 0.0) for h in state.log_history if h.get("step", 0) > first_step)
+        train_seconds = runtime - eval_seconds
+        epochs_here = (state.global_step - first_step) / max(state.max_steps, 1) * state.num_train_epochs
+        tokens = prepared.tokens_per_epoch
+        metrics = dict(
+            architecture=cfg.architecture,
+            train=dict(
+                **prepared.train_counts,
+                epochs=cfg.epochs,
+                steps=state.global_step,
+                seconds=round(seconds, 2),
+                train_runtime=result.metrics.get("train_runtime"),
+                evaluation_seconds=round(eval_seconds, 2),
+                # real (not padding) tokens per second of training in this process, evaluations excluded
+                tokens_per_s=round(tokens * epochs_here / train_seconds, 1) if tokens and train_seconds > 0 else None,
+                final_loss=whole_run_loss(state.log_history, result.training_loss, first_step, state.global_step),
+                resumed_from=str(resume_from) if resume_from else None,
+                best_checkpoint=state.best_model_checkpoint,
+                best_epoch=best_epoch(state),
+            ),
+            parameters=sum(p.numel() for p in prepared.model.parameters()),
+            **prepared.metrics,
+        )
+        if report:
+            metrics["data"] = report
+        if not main:
+            return metrics
+        metrics.update(task.evaluate(cfg, trainer.model, tokenizer, splits, prepared, out))
+        trainer.model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        (out / "log_history.json").write_text(json.dumps(state.log_history, indent=1))
+        if prepared.plot is not None:
+            plot_training(state.log_history, out / "training.png", prepared.plot)
+        _finish(folder, out, cfg, metrics)
+        return metrics
+
+
+def _finish(folder: RunFolder, out: Path, cfg, metrics: dict[str, Any]) -> None:
+    if not folder.main:
+        return
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    (out / "run_config.json").write_text(json.dumps(cfg.as_dict(), indent=2))
+    folder.finish()
+
+
+def _checkpoint_step(path: Path | None) -> int:
+    return int(path.name.rsplit("-", 1)[-1]) if path is not None else 0

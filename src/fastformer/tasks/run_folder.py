@@ -1,0 +1,279 @@
+"""The folder a run owns, handled so that no file is ever lost and no folder mixes two runs.
+
+- Ownership: a run makes its folder and marks it (`.fastformer-run`). It refuses a non-empty folder it did not make
+  unless `overwrite` (then it takes the folder over, touching only the files runs write), and never deletes a file
+  it did not write: the previous run's files are known from its manifest (`run_complete.json`), checkpoints from the
+  fingerprint file each one carries.
+- A lock (`.lock`, an OS file lock held for the whole run) keeps a second run out of a folder in use.
+- Fingerprint: each checkpoint carries the settings that shape the weights (`fingerprint.json`); `resume` refuses a
+  checkpoint trained with other settings and names them.
+- The final save is atomic as a whole: at the start the previous run's final files and its completion marker are
+  removed (so no old model sits beside a new run_config.json); at the end every file is written to a staging folder,
+  moved into place with the model weights last, and `run_complete.json` (the manifest: files, task, fingerprint) is
+  written after all of them. A folder without `run_complete.json` is incomplete, and says so in `RUN_INCOMPLETE`.
+Imports the stdlib only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from fastformer.tasks.config import changed_settings, settings_hash
+
+MARKER = ".fastformer-run"
+LOCK = ".lock"
+COMPLETE = "run_complete.json"
+INCOMPLETE = "RUN_INCOMPLETE"
+STAGING = ".staging"
+CHECKPOINTS = "checkpoints"
+FINGERPRINT = "fingerprint.json"  # inside each checkpoint-N folder
+WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "model.joblib")
+OWN = {MARKER, LOCK, COMPLETE, INCOMPLETE, STAGING}
+
+
+class RunFolderError(RuntimeError):
+    """The folder cannot be used as asked (not ours, in use, or a checkpoint of other settings)."""
+
+
+class RunFolder:
+    """`with RunFolder(path, task, settings, ...) as run:` holds the folder for one run (main process)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        task: str,
+        settings: dict[str, Any],
+        *,
+        overwrite: bool = False,
+        resume: bool = False,
+        main_process: bool = True,
+    ):
+        self.path = Path(path)
+        self.task, self.settings = task, settings
+        self.fingerprint = settings_hash(settings)
+        self.overwrite, self.resume, self.main = overwrite, resume, main_process
+        self._lock = None
+
+    # ---- opening ----------------------------------------------------------------------------------------------------
+
+    def __enter__(self) -> RunFolder:
+        if not self.main:
+            self.path.mkdir(parents=True, exist_ok=True)
+            return self
+        if self.path.is_dir():  # a run in progress is named as such, before any other objection
+            self._acquire_lock()
+        try:
+            self._check_ownership()
+            self.path.mkdir(parents=True, exist_ok=True)
+            if self._lock is None:
+                self._acquire_lock()
+            (self.path / MARKER).write_text(json.dumps(dict(task=self.task, made=time.time()), indent=1))
+        except BaseException:
+            self._release_lock()
+            if not (self.path / MARKER).is_file():  # refused a folder that is not ours: leave no lock file in it
+                (self.path / LOCK).unlink(missing_ok=True)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.main:
+            shutil.rmtree(self.path / STAGING, ignore_errors=True)
+            self._release_lock()
+
+    def _check_ownership(self) -> None:
+        if not self.path.exists():
+            if self.resume:
+                raise RunFolderError(f"{self.path}: nothing to resume (no such folder)")
+            return
+        if not self.path.is_dir():
+            raise RunFolderError(f"{self.path}: exists and is not a folder")
+        contents = [p.name for p in self.path.iterdir() if p.name not in (LOCK,)]
+        ours = (self.path / MARKER).is_file()
+        if not contents:
+            if self.resume:
+                raise RunFolderError(f"{self.path}: nothing to resume (empty folder)")
+            return
+        foreign = [p.name for p in self.checkpoints(complete_only=False) if not (p / FINGERPRINT).is_file()]
+        if foreign:  # the Trainer's checkpoint rotation would delete them: refuse instead
+            raise RunFolderError(
+                f"{self.path / CHECKPOINTS}: holds checkpoint folders no run of this version wrote "
+                f"({', '.join(foreign)}); move them away or choose another --output-dir"
+            )
+        if not ours:
+            if self.resume:
+                raise RunFolderError(f"{self.path}: not a run folder (no {MARKER}); nothing to resume")
+            if not self.overwrite:
+                raise RunFolderError(
+                    f"{self.path}: not empty and not made by a fastformer run ({len(contents)} entries); choose "
+                    "another --output-dir, or pass --overwrite to use it (only files runs write are replaced)"
+                )
+            return
+        previous = self.manifest()
+        if previous and previous.get("task") not in (None, self.task):
+            if not self.overwrite:
+                raise RunFolderError(
+                    f"{self.path}: holds a {previous['task']} run; --overwrite replaces it with a {self.task} run"
+                )
+        if not (self.resume or self.overwrite):
+            state = "a complete run" if previous else "an incomplete run"
+            raise RunFolderError(
+                f"{self.path}: holds {state}; pass --resume to continue it or --overwrite to replace it"
+            )
+
+    def _acquire_lock(self) -> None:
+        import fcntl
+
+        handle = open(self.path / LOCK, "a+")  # noqa: SIM115  (held until the run ends)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise RunFolderError(f"{self.path}: in use by another run ({holder}); wait for it or choose another "
+                                 "--output-dir") from None  # fmt: skip
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        self._lock = handle
+
+    def _release_lock(self) -> None:
+        if self._lock is not None:
+            import fcntl
+
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            self._lock.close()
+            self._lock = None
+
+    def begin(self) -> None:
+        """Called once the run's data has been read (so a run refused for its data leaves the previous run whole):
+        mark the folder incomplete and remove the previous run's final files (the weights first), so that from
+        here until `finish` nothing in it loads as a model. A fresh run also removes its own earlier checkpoints."""
+        previous = self.manifest()
+        (self.path / COMPLETE).unlink(missing_ok=True)
+        (self.path / INCOMPLETE).write_text(
+            f"A {self.task} run started here at {time.strftime('%Y-%m-%d %H:%M:%S')} and has not finished; "
+            "run_complete.json appears when it has.\n"
+        )
+        if previous:
+            files = sorted(previous.get("files", []), key=lambda name: name not in WEIGHTS)
+            for name in files:
+                target = self.path / name
+                if target.is_file() and name not in OWN:
+                    target.unlink()
+            for name in previous.get("folders", []):
+                shutil.rmtree(self.path / name, ignore_errors=True)
+        if not self.resume:
+            for checkpoint in self.checkpoints(complete_only=False):
+                if (checkpoint / FINGERPRINT).is_file():  # written by a run, so ours to remove
+                    shutil.rmtree(checkpoint)
+
+    # ---- during the run ---------------------------------------------------------------------------------------------
+
+    @property
+    def staging(self) -> Path:
+        """A fresh folder for the final files (moved into place by `finish`)."""
+        folder = self.path / STAGING
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    def manifest(self) -> dict[str, Any] | None:
+        path = self.path / COMPLETE
+        if not path.is_file():
+            return None
+        try:
+            return json.loads(path.read_text())
+        except json.JSONDecodeError:
+            return None
+
+    def checkpoints(self, complete_only: bool = True) -> list[Path]:
+        """checkpoint-N folders by step; complete ones have trainer_state.json (the Trainer writes it last)."""
+        folder = self.path / CHECKPOINTS
+        if not folder.is_dir():
+            return []
+        found = []
+        for path in folder.glob("checkpoint-*"):
+            step = path.name.rsplit("-", 1)[-1]
+            if step.isdigit() and (not complete_only or (path / "trainer_state.json").is_file()):
+                found.append((int(step), path))
+        return [p for _, p in sorted(found)]
+
+    def write_fingerprint(self, checkpoint: Path) -> None:
+        """Stamp a checkpoint folder as this run's (before the Trainer writes into it, so a checkpoint killed while
+        being written is still known as ours)."""
+        checkpoint.mkdir(parents=True, exist_ok=True)
+        (checkpoint / FINGERPRINT).write_text(
+            json.dumps(dict(fingerprint=self.fingerprint, settings=self.settings), indent=1, default=str)
+        )
+
+    def resume_checkpoint(self) -> Path | None:
+        """The last complete checkpoint, if its fingerprint matches these settings; else an error naming what
+        changed. Incomplete checkpoints (killed while written) are skipped, never deleted."""
+        complete = self.checkpoints()
+        if not complete:
+            print(f"{self.path}: no complete checkpoint; training from the start", file=sys.stderr)
+            return None
+        last = complete[-1]
+        stamp = last / FINGERPRINT
+        if not stamp.is_file():
+            print(f"{last}: written before checkpoints carried fingerprints; resuming unchecked", file=sys.stderr)
+            return last
+        saved = json.loads(stamp.read_text())
+        if saved.get("fingerprint") != self.fingerprint:
+            changes = changed_settings(saved.get("settings", {}), json.loads(json.dumps(self.settings, default=str)))
+            raise RunFolderError(
+                f"{last}: trained with other settings ({'; '.join(changes) or 'fingerprint differs'}); resume with "
+                "the same settings, or start anew with --overwrite"
+            )
+        return last
+
+    # ---- the end ----------------------------------------------------------------------------------------------------
+
+    def finish(self, extra: dict[str, Any] | None = None) -> None:
+        """Move every file of the staging folder into place (the weights last), then write the manifest."""
+        staging = self.path / STAGING
+        entries = sorted(staging.iterdir(), key=lambda p: (p.name in WEIGHTS, p.name)) if staging.is_dir() else []
+        files, folders = [], []
+        for entry in entries:
+            target = self.path / entry.name
+            if entry.is_dir():
+                if target.is_dir():
+                    shutil.rmtree(target)  # a folder of this run's own staging (never one it did not write)
+                folders.append(entry.name)
+            else:
+                files.append(entry.name)
+            os.replace(entry, target)
+        manifest = dict(
+            task=self.task,
+            fingerprint=self.fingerprint,
+            finished=time.strftime("%Y-%m-%d %H:%M:%S"),
+            files=files,
+            folders=folders,
+            **(extra or {}),
+        )
+        partial = self.path / (COMPLETE + ".tmp")
+        partial.write_text(json.dumps(manifest, indent=1))
+        os.replace(partial, self.path / COMPLETE)
+        (self.path / INCOMPLETE).unlink(missing_ok=True)
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def folder_task(path: str | Path) -> str | None:
+    """The task a run folder says it holds: its manifest, its marker, else None."""
+    for name in (COMPLETE, MARKER):
+        file = Path(path) / name
+        if file.is_file():
+            try:
+                task = json.loads(file.read_text()).get("task")
+            except json.JSONDecodeError:
+                continue
+            if task:
+                return task
+    return None
