@@ -70,7 +70,7 @@ def test_real_data_sst5_and_unknown_labels_at_evaluation(tmp_path, capsys):
 def test_baselines_in_the_same_pipeline(tmp_path):
     """The softmax-attention model and TF-IDF + logistic regression train, evaluate and save like Fastformer."""
     data = ["--train", str(SST / "sst_train.txt"), "--validation", str(SST / "sst_dev.txt"), "--test",
-            str(SST / "sst_test.txt"), "--max-eval-examples", "300"]  # fmt: skip
+            str(SST / "sst_test.txt"), "--max-eval-examples", "300", "--subset", "first"]  # fmt: skip
     softmax = tmp_path / "softmax"
     assert main(["train", *data, "--max-train-examples", "300", "--epochs", "1", "--architecture", "softmax",
                  "--output-dir", str(softmax), *TINY]) == 0  # fmt: skip
@@ -89,6 +89,13 @@ def test_baselines_in_the_same_pipeline(tmp_path):
     assert metrics["train"]["chosen_c"] in metrics["train"]["c_grid"]
     # 5 classes: chance is 0.2; TF-IDF + LR on the full SST-5 training set reaches about 0.4
     assert metrics["test"]["accuracy"] > 0.3 and metrics["test"]["examples"] == 300
+    # the TF-IDF folder evaluates and predicts as a model's does
+    assert main(["evaluate", str(tfidf), "--data", str(SST / "sst_test.txt"), "--max-examples", "300"]) == 0
+    again = json.loads((tfidf / "evaluations" / "sst_test" / "metrics.json").read_text())
+    assert again["accuracy"] == metrics["test"]["accuracy"]  # the same 300 test examples (file order)
+    assert main(["predict", str(tfidf), "a gorgeous , witty film", "--output", str(tmp_path / "p.jsonl")]) == 0
+    row = json.loads((tmp_path / "p.jsonl").read_text())
+    assert set(row["probabilities"]) == {"1", "2", "3", "4", "5"} and row["label"] in row["probabilities"]
     with pytest.raises(SystemExit, match="--architecture: 'bert' is not one of fastformer, softmax, tfidf"):
         main(["train", *data, "--architecture", "bert", "--output-dir", str(tmp_path / "x")])
     assert not (tmp_path / "x").exists()

@@ -93,6 +93,18 @@ def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
     # same sizes but for the attention's two scoring vectors per layer
     assert abs(base["parameters"] - metrics["parameters"]) == 2 * 2 * 32
 
+    # evaluate and predict know a language model's folder (either architecture) from the folder itself
+    for folder, trained in ((out, metrics), (baseline, base)):
+        assert (
+            main(["evaluate", str(folder), "--data", str(IMDB), "--where", "split=test", "--max-examples", "40"]) == 0
+        )
+        again = json.loads((folder / "evaluations" / "imdb_ratings" / "metrics.json").read_text())
+        assert again["perplexity"] == pytest.approx(trained["validation"]["perplexity"], rel=1e-4)
+    capsys.readouterr()
+    assert main(["predict", str(out), "the movie was", "--max-new-tokens", "5"]) == 0
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert row["prompt"] == "the movie was" and row["continuation"].strip()
+
 
 def test_lm_command_line_errors(tmp_path):
     with pytest.raises(SystemExit, match="--train: language modelling needs a file"):

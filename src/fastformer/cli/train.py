@@ -56,7 +56,10 @@ def main(argv: list[str]) -> int:
     entry = TASKS[task]
     builtin = task == "classification" and "train" not in vars(namespace) and "config" not in vars(namespace)
     try:
-        cfg = resolve_settings(entry.config_class, namespace, builtin_classification_defaults() if builtin else None)
+        defaults = builtin_classification_defaults() if builtin else None
+        if builtin and "output_dir" not in vars(namespace):
+            defaults["overwrite"] = True  # the demo folder: `fastformer train` again replaces the last demo run
+        cfg = resolve_settings(entry.config_class, namespace, defaults)
         check_model_overrides(cfg)
     except (SettingError, ValueError) as error:
         raise SystemExit(f"fastformer train {task}: {error}") from None

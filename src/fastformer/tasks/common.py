@@ -11,9 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from fastformer.tasks.run_folder import CHECKPOINTS, RunFolderError
-
-TOKENIZER_STAMP = ".fastformer-tokenizer"  # marks OUTPUT/tokenizer as written by a run
+from fastformer.tasks.run_folder import CHECKPOINTS, TOKENIZER_STAMP, RunFolderError
 
 
 def training_arguments(cfg: Any, **task_fields):

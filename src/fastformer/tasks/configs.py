@@ -270,13 +270,12 @@ class SummarizationConfig(TokenizerSettings):
 
 def builtin_classification_defaults() -> dict[str, Any]:
     """`fastformer train` with no data: the generated long-document task, small enough for a minute on two cores.
-    Its folder is a demo: a second run replaces the first (overwrite)."""
+    Its default folder is a demo: a second run there replaces the first (see cli/train.py)."""
     return dict(
         max_length=512,
         epochs=4.0,
         batch_size=32,
         vocab_size=1000,
         output_dir="runs/builtin-longdoc",
-        overwrite=True,
         model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=128),
     )

@@ -67,7 +67,10 @@ def task_of_folder(path: str | Path) -> tuple[str, str | None]:
             architecture = json.loads(run_config.read_text()).get("architecture")
         except json.JSONDecodeError:
             pass
-    task = folder_task(folder)
+    try:
+        task = folder_task(folder)
+    except RuntimeError as error:  # RunFolderError: an unfinished run
+        raise NotARunFolder(str(error)) from None
     if task in TASKS:
         return task, architecture
     if (folder / "model.joblib").is_file():

@@ -33,6 +33,7 @@ INCOMPLETE = "RUN_INCOMPLETE"
 STAGING = ".staging"
 CHECKPOINTS = "checkpoints"
 FINGERPRINT = "fingerprint.json"  # inside each checkpoint-N folder
+TOKENIZER_STAMP = ".fastformer-tokenizer"  # marks OUTPUT/tokenizer as written by a run
 WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "model.joblib")
 OWN = {MARKER, LOCK, COMPLETE, INCOMPLETE, STAGING}
 
@@ -104,6 +105,11 @@ class RunFolder:
             raise RunFolderError(
                 f"{self.path / CHECKPOINTS}: holds checkpoint folders no run of this version wrote "
                 f"({', '.join(foreign)}); move them away or choose another --output-dir"
+            )
+        tokenizer = self.path / "tokenizer"
+        if tokenizer.exists() and not (tokenizer / TOKENIZER_STAMP).is_file():
+            raise RunFolderError(
+                f"{tokenizer}: a folder no run wrote (the run keeps its tokenizer there); move it away"
             )
         if not ours:
             if self.resume:
@@ -266,7 +272,10 @@ class RunFolder:
 
 
 def folder_task(path: str | Path) -> str | None:
-    """The task a run folder says it holds: its manifest, its marker, else None."""
+    """The task a run folder says it holds: its manifest, its marker, else None. A folder whose run has not finished
+    is an error: it holds no model, or parts of one."""
+    if (Path(path) / MARKER).is_file() and not (Path(path) / COMPLETE).is_file():
+        raise RunFolderError(f"{path}: its run has not finished (no {COMPLETE}); --resume it or train anew")
     for name in (COMPLETE, MARKER):
         file = Path(path) / name
         if file.is_file():

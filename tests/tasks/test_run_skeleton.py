@@ -1,0 +1,222 @@
+"""The run skeleton that every task rides: user errors (one line, exit code 2, before anything runs), run folders that
+never lose a user's file, resume refused on changed settings, two runs in one folder, a killed re-run."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fastformer.cli.main import main
+from tests.helpers import SHARED
+
+SST = SHARED / "data" / "sst5"
+EXE = str(Path(sys.executable).parent / "fastformer")
+# the built-in task at its smallest: a few seconds a run
+TINY = ["--max-train-examples", "200", "--max-eval-examples", "40", "--epochs", "1", "--batch-size", "32",
+        "--max-length", "64", "--vocab-size", "300", "--model", "hidden_size=16", "--model", "num_attention_heads=2",
+        "--model", "intermediate_size=16", "--no-progress"]  # fmt: skip
+
+
+def fastformer(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([EXE, *args], capture_output=True, text=True, timeout=600)
+
+
+def bad_files(tmp: Path) -> dict[str, Path]:
+    files = {
+        "bad.yaml": "epochs: [1\n",
+        "unknown.json": json.dumps({"epoch": 2}),
+        "wrongtype.json": json.dumps({"epochs": "three"}),
+        "short.csv": "label,text\n1,fine\n2\n",
+    }
+    for name, text in files.items():
+        (tmp / name).write_text(text)
+    planted = tmp / "someone-elses"
+    planted.mkdir(exist_ok=True)
+    (planted / "notes.txt").write_text("mine")
+    return {name: tmp / name for name in [*files, "someone-elses"]}
+
+
+# (arguments, what the one-line message must say); {tmp} is the test's folder
+USER_ERRORS = [
+    (["train", "--epochs", "0"], "--epochs: must be > 0, got 0.0"),
+    (["train", "--epochs", "x"], "argument --epochs: invalid float value: 'x'"),
+    (["train", "--max-length", "0"], "--max-length: must be >= 1, got 0"),
+    (["train", "--validation-fraction", "1.5"], "--validation-fraction: must be < 1, got 1.5"),
+    (["train", "--architecture", "bert"], "--architecture: 'bert' is not one of fastformer, softmax, tfidf"),
+    (["train", "--sampling", "shuffled"], "--sampling: 'shuffled' is not one of"),
+    (["train", "--train", "{tmp}/nope.csv"], "--train: {tmp}/nope.csv: no such file or folder"),
+    (["train", "--tokenizer", "{tmp}/nope"], "--tokenizer: {tmp}/nope: no such folder"),
+    (["train", "--word-vectors", "{tmp}/nope.txt"], "--word-vectors: {tmp}/nope.txt: no such file"),
+    (["train", "--freeze-word-vectors"], "--freeze-word-vectors: needs --word-vectors"),
+    (["train", "--model", "hidden_sise=32"], "--model hidden_sise: not a FastformerConfig field (did you mean"),
+    (["train", "--model", "hidden_size=wide"], "--model hidden_size='wide': expected int"),
+    (["train", "--model", "dropout"], "--model dropout: not a FastformerConfig field"),
+    (["train", "--block-size", "64"], "unrecognized arguments: --block-size 64"),
+    (["train", "bogus"], "unknown task 'bogus'; choose from classification, lm, news, summarize"),
+    (["train", "--config", "{tmp}/missing.yaml"], "--config: {tmp}/missing.yaml: no such file"),
+    (["train", "--config", "{tmp}/bad.yaml"], "--config: {tmp}/bad.yaml: not valid YAML"),
+    (["train", "--config", "{tmp}/unknown.json"], "--epoch: no such setting for this task"),
+    (["train", "--config", "{tmp}/wrongtype.json"], "--epochs: expected a number, got 'three'"),
+    (["train", "--where", "dev:split=x"], "--where 'dev:split=x': expected SPLIT:KEY=VALUE"),
+    (["train", "lm"], "--train: language modelling needs a file of documents"),
+    (["train", "news", "--train", "{tmp}", "--negatives", "0"], "--negatives: must be >= 1, got 0"),
+    (["train", "news", "--train", "{tmp}", "--news-fields", "title,body"], "--news-fields: 'body'"),
+    (["train", "summarize", "--train", "{tmp}/short.csv", "--split", "1", "2"], "argument --split: expected 3"),
+    (["train", "--train", "{tmp}/short.csv", "--output-dir", "{tmp}/out"], "short.csv:3: expected 2 fields, found 1"),
+    (["train", "--output-dir", "{tmp}/someone-elses"], "not empty and not made by a fastformer run"),
+    (["train", "--resume", "--output-dir", "{tmp}/never"], "nothing to resume (no such folder)"),
+    (["evaluate", "{tmp}/nowhere", "--data", "x.csv"], "{tmp}/nowhere: no such folder"),
+    (["evaluate", "{tmp}/someone-elses", "--data", "x.csv"], "not a folder written by `fastformer train`"),
+    (["predict", "{tmp}/someone-elses", "hello"], "not a folder written by `fastformer train`"),
+    (["bench", "--variants", "nope"], "--variants: unknown ['nope']"),
+]
+
+
+@pytest.mark.parametrize("argv, message", USER_ERRORS, ids=[" ".join(a)[:60] for a, _ in USER_ERRORS])
+def test_a_user_error_is_one_line_before_anything_runs(tmp_path, argv, message):
+    bad_files(tmp_path)
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    with pytest.raises(SystemExit) as error:
+        main(argv)
+    text = str(error.value.code)
+    assert isinstance(error.value.code, str) and "\n" not in text, text
+    assert message.replace("{tmp}", str(tmp_path)) in text
+    assert not (tmp_path / "out").exists() or "short.csv" in message  # refused before a folder was made
+    assert (tmp_path / "someone-elses" / "notes.txt").read_text() == "mine"
+
+
+def test_the_console_script_exits_2_without_a_traceback(tmp_path):
+    for argv in (["train", "--epochs", "-1"], ["train", "--model", "nope=1"], ["evaluate", str(tmp_path), "--data",
+                 "x"], ["train", "news", "--train", str(tmp_path / "none")]):  # fmt: skip
+        result = fastformer(*argv)
+        assert result.returncode == 2, (argv, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in result.stderr and lines[0].startswith("fastformer "), lines
+
+
+def _plant(folder: Path) -> dict[Path, str]:
+    files = {folder / "notes.txt": "mine", folder / "data" / "mine.csv": "1,text\n"}
+    files[folder / "predictions_mine.jsonl"] = "{}"
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return files
+
+
+def _intact(files: dict[Path, str]) -> None:
+    for path, text in files.items():
+        assert path.read_text() == text, path
+
+
+def test_planted_files_survive_train_overwrite_resume_and_evaluate(tmp_path):
+    out = tmp_path / "run"
+    planted = _plant(out)
+    with pytest.raises(SystemExit, match="not empty and not made by a fastformer run"):
+        main(["train", *TINY, "--output-dir", str(out)])
+    _intact(planted)
+    sst = ["--train", str(SST / "sst_train.txt"), "--validation", str(SST / "sst_dev.txt"), "--subset", "first"]
+    with pytest.raises(SystemExit, match="not empty and not made by a fastformer run"):
+        main(["train", *sst, *TINY, "--output-dir", str(out)])
+    _intact(planted)
+    assert main(["train", *sst, *TINY, "--output-dir", str(out), "--overwrite"]) == 0
+    _intact(planted)
+    first = json.loads((out / "run_complete.json").read_text())
+    assert "notes.txt" not in first["files"] and "model.safetensors" in first["files"]
+    assert main(["train", *sst, *TINY, "--output-dir", str(out), "--resume"]) == 0
+    _intact(planted)
+    assert main(["train", *sst, *TINY, "--output-dir", str(out), "--overwrite", "--seed", "7"]) == 0
+    _intact(planted)
+    assert main(["evaluate", str(out), "--data", str(SST / "sst_dev.txt"), "--max-examples", "20"]) == 0
+    assert main(["evaluate", str(out), "--data", str(SST / "sst_dev.txt"), "--max-examples", "20"]) == 0
+    assert (out / "evaluations" / "sst_dev" / "metrics.json").is_file()
+    assert (out / "evaluations" / "sst_dev-2" / "metrics.json").is_file()  # a second evaluation never overwrites
+    with pytest.raises(SystemExit, match="is a file of the run"):
+        main(["evaluate", str(out), "--data", str(SST / "sst_dev.txt"), "--output", str(out / "metrics.json")])
+    with pytest.raises(SystemExit, match="would write onto the data"):
+        main(["evaluate", str(out), "--data", str(tmp_path / "d.csv"), "--output", str(tmp_path / "d.csv")])
+    _intact(planted)
+    # a folder of the user's where the run keeps its tokenizer or checkpoints: refused, untouched
+    for folder in (out / "tokenizer", out / "checkpoints" / "checkpoint-999"):
+        other = tmp_path / "other"
+        (other / folder.relative_to(out)).mkdir(parents=True)
+        (other / folder.relative_to(out) / "keep.txt").write_text("keep")
+        with pytest.raises(SystemExit, match="no run (of this version )?wrote"):
+            main(["train", *sst, *TINY, "--output-dir", str(other), "--overwrite"])
+        assert (other / folder.relative_to(out) / "keep.txt").read_text() == "keep"
+        import shutil
+
+        shutil.rmtree(other)
+
+
+def test_resume_with_changed_settings_is_refused_and_names_them(tmp_path):
+    out = tmp_path / "run"
+    assert main(["train", *TINY, "--output-dir", str(out)]) == 0
+    with pytest.raises(SystemExit) as error:
+        main(["train", *TINY, "--output-dir", str(out), "--resume", "--epochs", "2", "--learning-rate", "0.01"])
+    message = str(error.value.code)
+    assert "trained with other settings" in message
+    assert "epochs: 1.0 -> 2.0" in message and "learning_rate: 0.001 -> 0.01" in message
+    # settings that do not shape the weights may change
+    assert main(["train", *TINY, "--output-dir", str(out), "--resume", "--logging-steps", "3"]) == 0
+
+
+def _wait_for(condition, process, seconds=300):
+    deadline = time.time() + seconds
+    while not condition():
+        assert process.poll() is None, process.communicate()[1][-2000:]
+        assert time.time() < deadline
+        time.sleep(0.05)
+
+
+def test_a_second_run_is_kept_out_of_a_folder_in_use(tmp_path):
+    out = tmp_path / "run"
+    slow = [*TINY, "--epochs", "4", "--max-train-examples", "600"]
+    first = subprocess.Popen([EXE, "train", *slow, "--output-dir", str(out)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _wait_for(lambda: (out / "RUN_INCOMPLETE").is_file(), first)
+    with pytest.raises(SystemExit, match=r"in use by another run \(pid \d+\)"):
+        main(["train", *TINY, "--output-dir", str(out), "--overwrite", "--seed", "9"])
+    assert first.wait(timeout=600) == 0, first.stderr.read()[-2000:]
+    manifest = json.loads((out / "run_complete.json").read_text())
+    settings = json.loads((out / "run_config.json").read_text())
+    assert settings["epochs"] == 4.0 and settings["seed"] == 42  # the first run's result, whole
+    from fastformer.tasks.configs import ClassificationConfig
+
+    assert manifest["fingerprint"] == ClassificationConfig.from_dict(settings).fingerprint()
+
+
+def test_a_killed_rerun_never_leaves_a_loadable_mix_of_two_runs(tmp_path):
+    out = tmp_path / "run"
+    assert main(["train", *TINY, "--output-dir", str(out)]) == 0
+    args = [EXE, "train", *TINY, "--epochs", "3", "--seed", "5", "--output-dir", str(out), "--overwrite"]
+    rerun = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # the re-run has begun (it removed the first run's checkpoints) and saved a checkpoint of its own
+    _wait_for(
+        lambda: (
+            (out / "RUN_INCOMPLETE").is_file() and list((out / "checkpoints").glob("checkpoint-*/trainer_state.json"))
+        ),
+        rerun,
+    )
+    os.kill(rerun.pid, signal.SIGKILL)
+    rerun.wait()
+    assert (out / "RUN_INCOMPLETE").is_file() and not (out / "run_complete.json").exists()
+    assert not (out / "model.safetensors").exists()  # the old model went before the new run began
+    assert json.loads((out / "run_config.json").read_text())["seed"] == 5
+    from transformers import AutoModelForSequenceClassification
+
+    import fastformer.models  # noqa: F401
+
+    with pytest.raises((OSError, ValueError)):  # no config.json, no weights: nothing of either run loads
+        AutoModelForSequenceClassification.from_pretrained(out)
+    with pytest.raises(SystemExit, match="its run has not finished"):
+        main(["evaluate", str(out), "--data", "x.csv"])
+    # the killed run resumes to a complete folder
+    assert main(["train", *TINY, "--epochs", "3", "--seed", "5", "--output-dir", str(out), "--resume"]) == 0
+    assert (out / "run_complete.json").is_file() and not (out / "RUN_INCOMPLETE").exists()
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["train"]["resumed_from"] and metrics["train"]["final_loss"] > 0
