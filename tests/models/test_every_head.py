@@ -1,0 +1,209 @@
+"""One test of every model head, each with a tiny config (in the spirit of transformers' ModelTesterMixin and
+flash-linear-attention's tests/models/test_modeling_base.py): save / load round trip, a gradient for every parameter,
+a padded batch equal to each sequence alone, cached decoding equal to a full forward (heads that decode), and a dtype
+round trip. A new head is added to HEADS with the inputs it takes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import fastformer.models  # noqa: F401  (registers the Auto classes)
+from fastformer.models.fastformer import (
+    FastformerConfig,
+    FastformerForCausalLM,
+    FastformerForConditionalGeneration,
+    FastformerForNewsRecommendation,
+    FastformerForSequenceClassification,
+    FastformerModel,
+)
+
+VOCAB, HIDDEN = 40, 16
+BASE = dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_attention_heads=2, intermediate_size=32, num_hidden_layers=2,
+            max_position_embeddings=24, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+            pad_token_id=0)  # fmt: skip
+
+
+def _ids(lengths: list[int], seed: int = 0, left: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded (left-padded if `left`) token ids (B, max length) of ids 1.. and their mask."""
+    g = torch.Generator().manual_seed(seed)
+    width = max(lengths)
+    ids = torch.zeros(len(lengths), width, dtype=torch.long)
+    mask = torch.zeros(len(lengths), width, dtype=torch.long)
+    for row, n in enumerate(lengths):
+        span = slice(width - n, width) if left else slice(0, n)
+        ids[row, span] = torch.randint(1, VOCAB, (n,), generator=g)
+        mask[row, span] = 1
+    return ids, mask
+
+
+def encoder_inputs(lengths, seed=0):
+    ids, mask = _ids(lengths, seed)
+    return dict(input_ids=ids, attention_mask=mask)
+
+
+def classification_inputs(lengths, seed=0):
+    return dict(**encoder_inputs(lengths, seed), labels=torch.arange(len(lengths)) % 3)
+
+
+def causal_inputs(lengths, seed=0):
+    ids, mask = _ids(lengths, seed)
+    return dict(input_ids=ids, attention_mask=mask, labels=ids.masked_fill(mask == 0, -100))
+
+
+def seq2seq_inputs(lengths, seed=0):
+    ids, mask = _ids(lengths, seed)
+    targets, target_mask = _ids([max(2, n // 2) for n in lengths], seed + 1)
+    return dict(input_ids=ids, attention_mask=mask, labels=targets.masked_fill(target_mask == 0, -100))
+
+
+def news_inputs(lengths, seed=0):
+    """Each row of the batch: a user with two clicked news and two candidates, news of the given lengths. (Two
+    clicks: the softmax of the user's pooling over one click has no gradient.)"""
+    news_ids, news_mask = _ids(lengths * 4, seed)
+    B = len(lengths)
+    rows = torch.arange(B)
+    return dict(
+        news_input_ids=news_ids,
+        news_attention_mask=news_mask,
+        history_index=torch.stack([rows, rows + B], dim=1),
+        candidate_index=torch.stack([rows + 2 * B, rows + 3 * B], dim=1),
+        labels=torch.zeros(B, dtype=torch.long),
+    )
+
+
+def _select(inputs: dict, row: int, lengths: list[int]) -> dict:
+    """The inputs of batch row `row` alone, unpadded."""
+    n = lengths[row]
+    if "news_input_ids" in inputs:
+        return _news_row(inputs, row, len(lengths))
+    out = {}
+    for key, value in inputs.items():
+        if key == "labels" and value.dim() == 1:
+            out[key] = value[row : row + 1]
+        elif key == "labels":
+            kept = (value[row] != -100).sum()
+            out[key] = value[row : row + 1, :kept]
+        else:
+            out[key] = value[row : row + 1, :n]
+    return out
+
+
+def _news_row(inputs: dict, row: int, B: int) -> dict:
+    rows = [row, row + B, row + 2 * B, row + 3 * B]
+    n = inputs["news_attention_mask"][rows].sum(-1).max()
+    return dict(
+        news_input_ids=inputs["news_input_ids"][rows, :n],
+        news_attention_mask=inputs["news_attention_mask"][rows, :n],
+        history_index=torch.tensor([[0, 1]]),
+        candidate_index=torch.tensor([[2, 3]]),
+        labels=torch.zeros(1, dtype=torch.long),
+    )
+
+
+# head -> (class, extra config fields, inputs, the output compared row by row, decodes)
+HEADS = {
+    "base": (FastformerModel, {}, encoder_inputs, "last_hidden_state", False),
+    "sequence-classification": (FastformerForSequenceClassification, dict(num_labels=3), classification_inputs,
+                                "logits", False),
+    "sequence-classification-softmax": (FastformerForSequenceClassification,
+                                        dict(num_labels=3, attention_type="softmax"), classification_inputs, "logits",
+                                        False),
+    "causal-lm": (FastformerForCausalLM, dict(causal=True, norm_position="pre", bos_token_id=1, eos_token_id=2),
+                  causal_inputs, "logits", True),
+    "seq2seq": (FastformerForConditionalGeneration, dict(max_target_positions=16, bos_token_id=1, eos_token_id=2,
+                                                         decoder_start_token_id=1), seq2seq_inputs, "logits", True),
+    "news": (FastformerForNewsRecommendation, dict(num_hidden_layers=1, max_history=4), news_inputs, "logits", False),
+}  # fmt: skip
+LENGTHS = [7, 3, 5]
+
+
+def build(head: str, seed: int = 0, **overrides):
+    cls, extra, make_inputs, output, decodes = HEADS[head]
+    torch.manual_seed(seed)
+    model = cls(FastformerConfig(**{**BASE, **extra, **overrides})).eval()
+    return model, make_inputs, output
+
+
+def _out(model, inputs, key):
+    with torch.no_grad():
+        return getattr(model(**inputs, return_dict=True), key)  # labels too: the seq2seq decoder reads them
+
+
+@pytest.mark.parametrize("head", list(HEADS))
+def test_save_and_load_round_trip(head, tmp_path):
+    model, make_inputs, key = build(head)
+    inputs = make_inputs(LENGTHS)
+    model.save_pretrained(tmp_path)
+    loaded = type(model).from_pretrained(tmp_path).eval()
+    assert torch.equal(_out(model, inputs, key), _out(loaded, inputs, key))
+    assert {**loaded.config.to_dict(), "_name_or_path": ""} == {**model.config.to_dict(), "_name_or_path": ""}
+
+
+@pytest.mark.parametrize("head", list(HEADS))
+def test_every_parameter_gets_a_gradient(head):
+    model, make_inputs, _ = build(head)
+    model.train()
+    out = model(**make_inputs(LENGTHS), return_dict=True)
+    if head == "base":  # no loss of its own: a random projection of every output (a plain sum of a layer norm's
+        # output has no gradient)
+        loss = (out.last_hidden_state * torch.randn_like(out.last_hidden_state)).sum()
+        loss = (
+            loss + (out.pooler_output * torch.randn_like(out.pooler_output)).sum()
+            if out.pooler_output is not None
+            else loss
+        )
+    else:
+        loss = out.loss
+    assert loss is not None and torch.isfinite(loss)
+    loss.backward()
+    # a bias added to every score of a softmax cancels out: its gradient is zero up to rounding (the pooling's
+    # att_fc2.bias, kept for parity with the authors' notebook)
+    missing = [
+        name
+        for name, p in model.named_parameters()
+        if p.requires_grad and (p.grad is None or not p.grad.any()) and not name.endswith("att_fc2.bias")
+    ]
+    assert all(p.grad is not None for p in model.parameters() if p.requires_grad), f"{head}: a parameter is unused"
+    assert not missing, f"{head}: no gradient reaches {missing}"
+
+
+@pytest.mark.parametrize("head", list(HEADS))
+def test_a_padded_batch_equals_each_sequence_alone(head):
+    model, make_inputs, key = build(head)
+    inputs = make_inputs(LENGTHS)
+    batched = _out(model, inputs, key).double()
+    for row in range(len(LENGTHS)):
+        alone = _out(model, _select(inputs, row, LENGTHS), key).double()[0]
+        mine = batched[row]
+        if key == "last_hidden_state" or (head == "causal-lm"):
+            mine = mine[: LENGTHS[row]]  # real tokens only
+        elif head == "seq2seq":
+            mine = mine[: alone.shape[0]]
+        torch.testing.assert_close(mine, alone, rtol=1e-4, atol=1e-5, msg=f"{head}: row {row}")
+
+
+@pytest.mark.parametrize("head", [h for h, spec in HEADS.items() if spec[4]])
+def test_cached_decoding_equals_a_full_forward(head):
+    model, make_inputs, _ = build(head)
+    ids, mask = _ids([6, 4], seed=3, left=True)  # generation pads on the left
+    settings = dict(input_ids=ids, attention_mask=mask, max_new_tokens=6, do_sample=False, pad_token_id=0)
+    with torch.no_grad():
+        cached = model.generate(**settings, use_cache=True)
+        full = model.generate(**settings, use_cache=False)
+    assert torch.equal(cached, full)
+
+
+@pytest.mark.parametrize("head", list(HEADS))
+def test_dtype_round_trip(head, tmp_path):
+    """float64 agrees with float32; a bfloat16 model saves and loads as bfloat16 with the same outputs."""
+    model, make_inputs, key = build(head)
+    inputs = make_inputs(LENGTHS)
+    single = _out(model, inputs, key)
+    double = _out(model.double(), inputs, key)
+    torch.testing.assert_close(double.float(), single, rtol=1e-4, atol=1e-5)
+    half = model.to(torch.bfloat16)
+    half.save_pretrained(tmp_path)
+    loaded = type(model).from_pretrained(tmp_path, dtype=torch.bfloat16).eval()
+    assert all(p.dtype == torch.bfloat16 for p in loaded.parameters())
+    assert torch.equal(_out(half, inputs, key), _out(loaded, inputs, key))
