@@ -1,6 +1,7 @@
 """The `fastformer` command line."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -61,3 +62,52 @@ def test_convert_official_command(tmp_path, capsys):
 def test_convert_official_reports_a_missing_file(tmp_path):
     with pytest.raises(SystemExit, match="no such checkpoint"):
         main(["convert-official", str(tmp_path / "nope.pt"), str(tmp_path / "out")])
+
+
+ROOT = Path(__file__).resolve().parents[2]
+SWEEPS = ["classification_full", "classification_explore", "classification_neural", "mind_topics", "news_mind_vectors"]
+
+
+def _readme_train_commands() -> list[list[str]]:
+    """Every complete `fastformer train` command of README.md (continuation lines joined, comments dropped)."""
+    import shlex
+
+    text = (ROOT / "README.md").read_text().replace("\\\n", " ")
+    commands = []
+    for line in text.splitlines():
+        line = line.split("  #")[0].split(" # ")[0].strip()
+        if line.startswith("fastformer train") and "..." not in line:
+            commands.append(shlex.split(line)[2:])
+    return commands
+
+
+def _sweep_commands() -> list[list[str]]:
+    """The `fastformer train` arguments of every run of the benchmark sweeps (their DRY_RUN listing)."""
+    import shlex
+
+    commands = []
+    for name in SWEEPS:
+        listing = subprocess.run(["bash", f"benchmarks/{name}.sh"], cwd=ROOT, env={**os.environ, "DRY_RUN": "1"},
+                                 capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert listing.returncode == 0, listing.stderr
+        commands += [shlex.split(line)[1:] for line in listing.stdout.splitlines() if line.strip()]
+    assert len(commands) > 50
+    return commands
+
+
+def test_every_documented_and_benchmarked_train_command_still_parses(monkeypatch):
+    """The README's commands and every run of the benchmark sweeps (the commands behind docs/RESULTS.md) parse into
+    a valid config with the current command line; data paths are not checked (the full datasets live elsewhere)."""
+    from fastformer.cli.settings import resolve_settings
+    from fastformer.cli.train import build_parser, check_model_overrides
+    from fastformer.tasks import config as config_module
+    from fastformer.tasks import configs
+    from fastformer.tasks.registry import TASKS
+
+    monkeypatch.setattr(config_module, "_check_path", lambda *args: None)
+    monkeypatch.setattr(configs.WordInputSettings, "check", configs.TokenizerSettings.check)
+    commands = _readme_train_commands() + _sweep_commands()
+    for argv in commands:
+        task = argv.pop(0) if argv and argv[0] in TASKS else "classification"
+        namespace = build_parser(task).parse_args(argv)
+        check_model_overrides(resolve_settings(TASKS[task].config_class, namespace))

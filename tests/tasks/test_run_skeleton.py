@@ -69,7 +69,7 @@ USER_ERRORS = [
     (["train", "summarize", "--train", "{tmp}/short.csv", "--split", "1", "2"], "argument --split: expected 3"),
     (["train", "--train", "{tmp}/short.csv", "--output-dir", "{tmp}/out"], "short.csv:3: expected 2 fields, found 1"),
     (["train", "--output-dir", "{tmp}/someone-elses"], "not empty and not made by a fastformer run"),
-    (["train", "--resume", "--output-dir", "{tmp}/never"], "nothing to resume (no such folder)"),
+    (["train", "--resume", "--output-dir", "{tmp}/someone-elses"], "not a run folder (no .fastformer-run)"),
     (["evaluate", "{tmp}/nowhere", "--data", "x.csv"], "{tmp}/nowhere: no such folder"),
     (["evaluate", "{tmp}/someone-elses", "--data", "x.csv"], "not a folder written by `fastformer train`"),
     (["predict", "{tmp}/someone-elses", "hello"], "not a folder written by `fastformer train`"),

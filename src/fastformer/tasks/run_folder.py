@@ -88,17 +88,13 @@ class RunFolder:
             self._release_lock()
 
     def _check_ownership(self) -> None:
-        if not self.path.exists():
-            if self.resume:
-                raise RunFolderError(f"{self.path}: nothing to resume (no such folder)")
+        if not self.path.exists():  # with resume too: a sweep restarted with --resume begins the runs not yet begun
             return
         if not self.path.is_dir():
             raise RunFolderError(f"{self.path}: exists and is not a folder")
         contents = [p.name for p in self.path.iterdir() if p.name not in (LOCK,)]
         ours = (self.path / MARKER).is_file()
         if not contents:
-            if self.resume:
-                raise RunFolderError(f"{self.path}: nothing to resume (empty folder)")
             return
         foreign = [p.name for p in self.checkpoints(complete_only=False) if not (p / FINGERPRINT).is_file()]
         if foreign:  # the Trainer's checkpoint rotation would delete them: refuse instead
