@@ -66,6 +66,7 @@ def attention_kwargs(config: Any) -> dict[str, Any]:
         scoring=get("scoring"),
         transform=get("transform"),
         output_dense=get("attention_output_dense"),
+        implementation=get("fastformer_implementation") or "auto",
     )
 
 

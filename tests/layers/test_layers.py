@@ -173,3 +173,30 @@ def test_attention_module_uses_the_op_per_its_switches(scoring, transform):
         r = r.reshape(2, 7, 24)
     expected = r + attn.query(x)
     torch.testing.assert_close(attn(x, mask)[mask], expected[mask], rtol=1e-10, atol=1e-10)
+
+
+def test_the_attention_path_is_one_explicit_validated_setting():
+    """ "auto" resolves to the fastest path the configuration allows; every path gives the same values; a path that
+    does not fit is an error naming what it needs."""
+    from fastformer.layers.attention import FastformerAttention
+
+    assert FastformerAttention(32, 4).implementation == "fused_block"
+    assert FastformerAttention(32, 4, query_value_sharing=False).implementation == "fused"
+    assert FastformerAttention(32, 4, interaction="add").implementation == "eager"
+    assert FastformerAttention(32, 4, causal=True).implementation == "eager"
+    torch.manual_seed(0)
+    x, mask = torch.randn(2, 7, 32, dtype=torch.float64), torch.arange(7)[None] < torch.tensor([[7], [4]])
+    outputs = []
+    for path in ("fused_block", "fused", "eager"):
+        torch.manual_seed(1)
+        layer = FastformerAttention(32, 4, implementation=path).double()
+        assert layer.implementation == path
+        outputs.append(layer(x, mask)[mask])
+    for other in outputs[1:]:
+        torch.testing.assert_close(other, outputs[0])
+    with pytest.raises(ValueError, match="implementation 'fused_block' needs query_value_sharing=True"):
+        FastformerAttention(32, 4, query_value_sharing=False, implementation="fused_block")
+    with pytest.raises(ValueError, match="implementation 'fused' needs interaction='product'"):
+        FastformerAttention(32, 4, interaction="add", implementation="fused")
+    with pytest.raises(ValueError, match="implementation must be one of"):
+        FastformerAttention(32, 4, implementation="flash")

@@ -21,7 +21,7 @@ def left_padding_mask(lengths: list[int], N: int) -> torch.Tensor:
 def run_both(B, H, N, D, dtype, scoring, interaction="product", mask=None, chunk=4, seed=0):
     q, k, v, w_q, w_k, b_q, b_k = random_qkv(B, H, N, D, dtype, scoring, seed)
     kw = dict(b_q=b_q, b_k=b_k, interaction=interaction)
-    fast = causal_fastformer_attention(q, k, v, w_q, w_k, mask, chunk_tokens=chunk, **kw)
+    fast = causal_fastformer_attention(q, k, v, w_q, w_k, mask, chunk_tokens=chunk, **kw)[0]
     return fast, causal_fastformer_attention_reference(q, k, v, w_q, w_k, mask, **kw)
 
 
@@ -66,7 +66,7 @@ def test_gradcheck_float64(scoring):
     mask = left_padding_mask([9, 6], 9)
 
     def f(q, k, v, w_q, w_k, b_q, b_k):
-        return causal_fastformer_attention(q, k, v, w_q, w_k, mask, b_q=b_q, b_k=b_k, chunk_tokens=2)
+        return causal_fastformer_attention(q, k, v, w_q, w_k, mask, b_q=b_q, b_k=b_k, chunk_tokens=2)[0]
 
     assert torch.autograd.gradcheck(f, (q, k, v, w_q, w_k, b_q, b_k))
 
@@ -78,7 +78,7 @@ def test_gradients_match_reference(dtype):
     inputs = random_qkv(B, H, N, D, dtype, "full", requires_grad=True)
     ref_inputs = [t.detach().double().requires_grad_() for t in inputs]
     grad_out = torch.randn(B, H, N, D, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
-    fast = causal_fastformer_attention(*inputs[:5], mask, b_q=inputs[5], b_k=inputs[6], chunk_tokens=4)
+    fast = causal_fastformer_attention(*inputs[:5], mask, b_q=inputs[5], b_k=inputs[6], chunk_tokens=4)[0]
     ref = causal_fastformer_attention_reference(*ref_inputs[:5], mask, b_q=ref_inputs[5], b_k=ref_inputs[6])
     (fast * grad_out.to(dtype)).sum().backward()
     (ref * grad_out).sum().backward()
@@ -89,12 +89,12 @@ def test_gradients_match_reference(dtype):
 
 def test_future_tokens_never_change_the_past():
     q, k, v, w_q, w_k, b_q, b_k = random_qkv(1, 4, 64, 8, torch.float64, "full")
-    before = causal_fastformer_attention(q, k, v, w_q, w_k, b_q=b_q, b_k=b_k, chunk_tokens=8)
+    before = causal_fastformer_attention(q, k, v, w_q, w_k, b_q=b_q, b_k=b_k, chunk_tokens=8)[0]
     for t in (0, 13, 40, 63):
         q2, k2, v2 = (x.clone() for x in (q, k, v))
         for x in (q2, k2, v2):
             x[:, :, t + 1 :] = torch.randn_like(x[:, :, t + 1 :]) * 100
-        after = causal_fastformer_attention(q2, k2, v2, w_q, w_k, b_q=b_q, b_k=b_k, chunk_tokens=8)
+        after = causal_fastformer_attention(q2, k2, v2, w_q, w_k, b_q=b_q, b_k=b_k, chunk_tokens=8)[0]
         assert torch.equal(after[:, :, : t + 1], before[:, :, : t + 1]), f"outputs up to {t} changed"
 
 
@@ -105,7 +105,7 @@ def test_stepping_equals_parallel_form(interaction, dtype):
     q, k, v, w_q, w_k, b_q, b_k = random_qkv(B, H, N, D, dtype, "full")
     mask = left_padding_mask([50, 31, 1], N)
     kw = dict(b_q=b_q, b_k=b_k, interaction=interaction)
-    parallel, final = causal_fastformer_attention(q, k, v, w_q, w_k, mask, return_state=True, **kw)
+    parallel, final = causal_fastformer_attention(q, k, v, w_q, w_k, mask, **kw)
     state = CausalPoolState.empty(B, H, D, dtype=torch.promote_types(dtype, torch.float32))
     steps = []
     for t in range(N):
@@ -121,9 +121,11 @@ def test_stepping_equals_parallel_form(interaction, dtype):
 
 def test_prefill_then_continue_equals_one_pass():
     q, k, v, w_q, w_k, *_ = random_qkv(2, 2, 41, 4, torch.float64)
-    whole = causal_fastformer_attention(q, k, v, w_q, w_k, chunk_tokens=4)
-    first, state = causal_fastformer_attention(q[:, :, :17], k[:, :, :17], v[:, :, :17], w_q, w_k, return_state=True)
-    rest = causal_fastformer_attention(q[:, :, 17:], k[:, :, 17:], v[:, :, 17:], w_q, w_k, state=state, chunk_tokens=4)
+    whole = causal_fastformer_attention(q, k, v, w_q, w_k, chunk_tokens=4)[0]
+    first, state = causal_fastformer_attention(q[:, :, :17], k[:, :, :17], v[:, :, :17], w_q, w_k)
+    rest = causal_fastformer_attention(q[:, :, 17:], k[:, :, 17:], v[:, :, 17:], w_q, w_k, state=state, chunk_tokens=4)[
+        0
+    ]
     torch.testing.assert_close(torch.cat([first, rest], dim=2), whole, rtol=1e-12, atol=1e-12)
 
 
@@ -141,7 +143,7 @@ def test_state_size_does_not_grow_with_the_sequence():
     short, long = state_after(3), state_after(600)
     nbytes = [sum(t.numel() * t.element_size() for t in s) for s in (short, long)]
     assert nbytes[0] == nbytes[1] == 2 * H * (D + 1) * 4
-    _, parallel_state = causal_fastformer_attention(q, k, v, w_q, w_k, return_state=True)
+    _, parallel_state = causal_fastformer_attention(q, k, v, w_q, w_k)
     assert [t.shape for t in parallel_state] == [t.shape for t in long]
 
 
@@ -150,8 +152,8 @@ def test_left_padded_sequence_equals_the_sequence_alone():
     long, short = (random_qkv(1, H, n, D, torch.float64, "full", seed=s) for n, s in ((30, 1), (12, 2)))
     _, _, _, w_q, w_k, b_q, b_k = long
     padded = [torch.cat([long[i], torch.cat([torch.randn(1, H, 18, D) * 1e3, short[i]], 2)]) for i in range(3)]
-    batch = causal_fastformer_attention(*padded, w_q, w_k, left_padding_mask([30, 12], 30), b_q=b_q, b_k=b_k)
-    alone = causal_fastformer_attention(*short[:3], w_q, w_k, b_q=b_q, b_k=b_k)
+    batch = causal_fastformer_attention(*padded, w_q, w_k, left_padding_mask([30, 12], 30), b_q=b_q, b_k=b_k)[0]
+    alone = causal_fastformer_attention(*short[:3], w_q, w_k, b_q=b_q, b_k=b_k)[0]
     torch.testing.assert_close(batch[1:, :, 18:], alone, rtol=1e-12, atol=1e-12)
 
 
@@ -163,7 +165,7 @@ def test_large_scores_and_long_sequences_stay_finite(dtype):
     scores = torch.einsum("bhnd,hd->bhn", q, w_q) / D**0.5
     assert scores.abs().max() > 1e4
     inputs = [t.to(dtype) for t in (q, k, v, w_q, w_k)]
-    out = causal_fastformer_attention(*inputs)
+    out = causal_fastformer_attention(*inputs)[0]
     assert out.dtype == dtype and torch.isfinite(out).all()
     sl = slice(0, 300)  # the loop reference is O(N^2): check a prefix (causal: it is the same computation)
     ref = causal_fastformer_attention_reference(*(t[:, :, sl] for t in inputs[:3]), *inputs[3:])
@@ -182,7 +184,7 @@ def test_memory_grows_linearly_in_sequence_length():
     def train_step(N, H=4, D=16):
         q, k, v = (torch.randn(1, H, N, D, requires_grad=True) for _ in range(3))
         w_q, w_k = torch.randn(H, D, requires_grad=True), torch.randn(H, D, requires_grad=True)
-        return lambda: causal_fastformer_attention(q, k, v, w_q, w_k).sum().backward()
+        return lambda: causal_fastformer_attention(q, k, v, w_q, w_k)[0].sum().backward()
 
     small, large = peak_memory_bytes(train_step(2**13)), peak_memory_bytes(train_step(2**15))
     assert large < 4.5 * small, f"peak {large / 2**20:.0f} MiB at 2^15 vs {small / 2**20:.0f} MiB at 2^13"
@@ -191,8 +193,8 @@ def test_memory_grows_linearly_in_sequence_length():
 def test_bad_inputs_raise_clear_errors():
     q, k, v, w_q, w_k, *_ = random_qkv(1, 2, 4, 3, torch.float32)
     with pytest.raises(ValueError, match="interaction"):
-        causal_fastformer_attention(q, k, v, w_q, w_k, interaction="concat")
+        causal_fastformer_attention(q, k, v, w_q, w_k, interaction="concat")[0]
     with pytest.raises(ValueError, match="one token"):
         causal_fastformer_step(q, k, v, w_q, w_k, CausalPoolState.empty(1, 2, 3))
     with pytest.raises(ValueError, match="chunk_tokens"):
-        causal_fastformer_attention(q, k, v, w_q, w_k, chunk_tokens=1)
+        causal_fastformer_attention(q, k, v, w_q, w_k, chunk_tokens=1)[0]

@@ -88,7 +88,8 @@ def test_layer_fused_equals_unfused(preset):
     torch.manual_seed(0)
     kwargs = attention_kwargs(PRESETS[preset])
     fused = FastformerAttention(32, 4, **kwargs).double()
-    plain = FastformerAttention(32, 4, **kwargs, fused=False).double()
+    assert fused.implementation == "fused_block"
+    plain = FastformerAttention(32, 4, **{**kwargs, "implementation": "eager"}).double()
     plain.load_state_dict(fused.state_dict())
     x = torch.randn(3, 21, 32, dtype=torch.float64, requires_grad=True)
     mask = right_padding_mask([21, 9, 1], 21)

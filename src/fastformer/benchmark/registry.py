@@ -49,7 +49,8 @@ def _fastformer(preset: str, fused: bool = True) -> Callable[[int, int, int], nn
         from fastformer.layers import FastformerAttention
         from fastformer.presets import PRESETS, attention_kwargs
 
-        return FastformerAttention(hidden, heads, **attention_kwargs(PRESETS[preset]), fused=fused)
+        kwargs = {**attention_kwargs(PRESETS[preset]), "implementation": "auto" if fused else "eager"}
+        return FastformerAttention(hidden, heads, **kwargs)
 
     return build
 

@@ -15,6 +15,39 @@ from fastformer.ops.fused_block import fastformer_block_fused
 SCORINGS = ("per_head", "full")
 TRANSFORMS = ("per_head", "full")
 INTERACTIONS = ("product", "add", "concat")
+# Which path computes the attention (as Hugging Face's attention implementation switch):
+# "fused_block": the whole block as one autograd Function (product, query-value sharing, full transform);
+# "fused": the fused op for the two poolings (product interaction);
+# "eager": the plain-autograd op (any interaction; the causal layers' chunked causal op);
+# "auto": the fastest of these that the configuration allows.
+IMPLEMENTATIONS = ("auto", "fused_block", "fused", "eager")
+
+
+def attention_implementation(
+    requested: str, *, interaction: str, query_value_sharing: bool, transform: str, causal: bool
+) -> str:
+    """The path a FastformerAttention of this configuration uses ("auto" resolved); an error for one that does not
+    fit the configuration, naming why."""
+    if requested not in IMPLEMENTATIONS:
+        raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {requested!r}")
+    needs = {
+        "fused": [] if interaction == "product" and not causal else ["interaction='product'", "causal=False"],
+        "fused_block": [
+            need
+            for need, met in (
+                ("interaction='product'", interaction == "product"),
+                ("query_value_sharing=True", query_value_sharing),
+                ("transform='full'", transform == "full"),
+                ("causal=False", not causal),
+            )
+            if not met
+        ],
+    }
+    if requested == "auto":
+        return next((path for path in ("fused_block", "fused") if not needs[path]), "eager")
+    if requested != "eager" and needs[requested]:
+        raise ValueError(f"implementation {requested!r} needs {', '.join(needs[requested])}")
+    return requested
 
 
 class PerHeadLinear(nn.Module):
@@ -68,10 +101,12 @@ class FastformerAttention(nn.Module):
             Linear(hidden -> heads) with bias on the full vector, divided by sqrt(head size)).
         transform: "full" (one Linear over all heads, as the notebook) or "per_head".
         output_dense: add the notebook's extra Linear(hidden, hidden) after the query residual.
-        fused: run the product interaction through the fused ops (same values, less memory and time): with
-            query-value sharing and the full transform (both presets) the whole block is one autograd Function,
-            `fastformer_block_fused`; otherwise `fastformer_attention_fused` does the attention. False runs the
-            plain-autograd op, kept for comparison.
+        implementation: which path computes it (same values; `IMPLEMENTATIONS`): "auto" (default) takes the
+            fastest the configuration allows: with the product interaction, query-value sharing and the full
+            transform (both presets) the whole block as one autograd Function, "fused_block"
+            (`fastformer_block_fused`); with the product interaction, "fused" (`fastformer_attention_fused`);
+            otherwise "eager", the plain-autograd op, which any configuration can ask for (kept for comparison).
+            The resolved path is `self.implementation`.
         causal: each token pools only itself and earlier tokens (`ops.causal`; not in the paper). The layer then
             takes and returns a fixed-size `CausalPoolState` for incremental decoding.
     """
@@ -88,7 +123,7 @@ class FastformerAttention(nn.Module):
         transform: str = "full",
         output_dense: bool = False,
         bias: bool = True,
-        fused: bool = True,
+        implementation: str = "auto",
         causal: bool = False,
     ):
         super().__init__()
@@ -109,7 +144,14 @@ class FastformerAttention(nn.Module):
         self.head_size = hidden_size // num_heads
         self.query_value_sharing, self.head_sharing = query_value_sharing, head_sharing
         self.interaction, self.scoring, self.transform_type = interaction, scoring, transform
-        self.fused, self.causal = fused, causal
+        self.causal = causal
+        self.implementation = attention_implementation(
+            implementation,
+            interaction=interaction,
+            query_value_sharing=query_value_sharing,
+            transform=transform,
+            causal=causal,
+        )
 
         self.query = nn.Linear(hidden_size, hidden_size, bias=bias)
         self.key = nn.Linear(hidden_size, hidden_size, bias=bias)
@@ -165,24 +207,22 @@ class FastformerAttention(nn.Module):
         kw = dict(b_q=b_q, b_k=b_k, interaction=self.interaction)
         if state is not None and q.shape[2] == 1:  # decoding: the recurrent form, O(H * D) per token
             return causal_fastformer_step(q, k, v, w_q, w_k, state, mask, **kw)
-        return causal_fastformer_attention(q, k, v, w_q, w_k, mask, state=state, return_state=True, **kw)
+        return causal_fastformer_attention(q, k, v, w_q, w_k, mask, state=state, **kw)
 
     def forward(
         self,
         hidden_states: torch.Tensor,
         mask: torch.Tensor | None = None,
         state: CausalPoolState | None = None,
-        return_state: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, CausalPoolState]:
-        """hidden_states: (B, N, hidden); mask: (B, N) bool, True = real token, or None.
+        """hidden_states: (B, N, hidden); mask: (B, N) bool, True = real token, or None -> (B, N, hidden).
 
-        Causal layers only: `state` continues from earlier tokens; `return_state` also returns the state after
-        the last token.
+        A causal layer (causal=True) returns (output, state) on every call: `state` continues from earlier tokens,
+        and the state after the last token comes back. The return type is the layer's, never the call's.
         """
-        if (state is not None or return_state) and not self.causal:
+        if state is not None and not self.causal:
             raise ValueError("only a causal FastformerAttention (causal=True) carries a state")
-        if self.fused and self.value is None and self.interaction == "product" and self.transform_type == "full" \
-                and not self.causal:  # fmt: skip
+        if self.implementation == "fused_block":
             return self._fused_block(hidden_states, mask)
         B, N, C = hidden_states.shape
         mixed_query = self.query(hidden_states)  # (B, N, C)
@@ -198,7 +238,7 @@ class FastformerAttention(nn.Module):
             )
             u, new_state = self._causal_attention(q, k, v, w_q, b_q, w_k, b_k, mask, state)
             u = u.transpose(1, 2).reshape(B, N, C)
-        elif self.interaction == "product" and self.fused:  # the fused op works on (B, N, C): no transposes
+        elif self.implementation == "fused":  # the fused op works on (B, N, C): no transposes
             u = fastformer_attention_fused(
                 mixed_query, mixed_key, mixed_value, w_q, w_k, mask, num_heads=self.num_heads, b_q=b_q, b_k=b_k
             )
@@ -219,4 +259,4 @@ class FastformerAttention(nn.Module):
         output = r + mixed_query  # the paper adds the query, not the input
         if self.output_dense is not None:
             output = self.output_dense(output)
-        return (output, new_state) if return_state else output
+        return (output, new_state) if self.causal else output

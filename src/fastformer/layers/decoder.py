@@ -81,7 +81,7 @@ class FastformerDecoderLayer(nn.Module):
         state: CausalPoolState | None = None,
     ) -> tuple[torch.Tensor, CausalPoolState]:
         """(B, T, hidden) target states -> (B, T, hidden) and the causal state after these tokens."""
-        mixed, state = self.self_attention(x, mask, state, return_state=True)
+        mixed, state = self.self_attention(x, mask, state)
         x = self.self_attention_norm(x + self.dropout(mixed))
         x = self.cross_attention_norm(x + self.dropout(self.cross_attention(x, memory_kv, memory_mask)))
         x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))

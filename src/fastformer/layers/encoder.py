@@ -95,10 +95,13 @@ class FastformerEncoder(nn.Module):
         if states is not None and len(states) != self.num_layers:
             raise ValueError(f"states must hold one entry per depth ({self.num_layers}), got {len(states)}")
         for depth in range(self.num_layers):
-            if states is None:
-                x = self.layer_at(depth)(x, mask)
+            layer = self.layer_at(depth)
+            if layer.carries_state:
+                x, state = layer(x, mask, None if states is None else states[depth])
+                if states is not None:
+                    states[depth] = state
             else:
-                x, states[depth] = self.layer_at(depth)(x, mask, states[depth], return_state=True)
+                x = layer(x, mask)
             if all_states is not None:
                 all_states.append(x)
         if self.final_norm is not None:

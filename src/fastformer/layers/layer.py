@@ -50,6 +50,8 @@ class FastformerLayer(nn.Module):
             self.attention = SoftmaxAttention(hidden_size, num_heads)
         else:
             self.attention = FastformerAttention(hidden_size, num_heads, **attention_kwargs)
+        # a causal Fastformer layer takes and returns its fixed-size state on every call
+        self.carries_state = attention_type == "fastformer" and bool(attention_kwargs.get("causal"))
         self.attention_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
         self.feed_forward = FeedForward(hidden_size, intermediate_size, activation)
         self.feed_forward_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
@@ -60,22 +62,21 @@ class FastformerLayer(nn.Module):
         hidden_states: torch.Tensor,
         mask: torch.Tensor | None = None,
         state: CausalPoolState | None = None,
-        return_state: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, CausalPoolState]:
-        """(B, N, hidden) -> (B, N, hidden); causal layers also take / return a CausalPoolState (see the attention)."""
+        """(B, N, hidden) -> (B, N, hidden); a causal Fastformer layer (`carries_state`) takes and returns a
+        CausalPoolState on every call: (hidden, state)."""
         x = hidden_states
         attention_input = x if self.norm_position == "post" else self.attention_norm(x)
-        if isinstance(self.attention, SoftmaxAttention):
-            if state is not None or return_state:
+        if not self.carries_state:
+            if state is not None:
                 raise ValueError("only causal Fastformer layers carry a state")
             mixed, new_state = self.attention(attention_input, mask), None
         else:
-            out = self.attention(attention_input, mask, state, return_state)
-            mixed, new_state = out if return_state else (out, None)
+            mixed, new_state = self.attention(attention_input, mask, state)
         if self.norm_position == "post":
             x = self.attention_norm(x + self.dropout(mixed))
             x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))
         else:
             x = x + self.dropout(mixed)
             x = x + self.dropout(self.feed_forward(self.feed_forward_norm(x)))
-        return (x, new_state) if return_state else x
+        return (x, new_state) if self.carries_state else x

@@ -158,15 +158,14 @@ def causal_fastformer_attention(
     scale: float | None = None,
     interaction: str = "product",
     state: CausalPoolState | None = None,
-    return_state: bool = False,
     chunk_tokens: int = CHUNK_TOKENS,
-) -> torch.Tensor | tuple[torch.Tensor, CausalPoolState]:
+) -> tuple[torch.Tensor, CausalPoolState]:
     """Causal Fastformer attention over a whole sequence at once (see the module docstring for the equations).
 
     Args as `fastformer_attention` (q, k, v: (B, H, N, D); w_q, w_k: (H, D) or (H, H, D); mask (B, N) bool), plus
-        state: a CausalPoolState of earlier tokens to continue from (None = start of the sequence);
-        return_state: also return the state after the last token, for `causal_fastformer_step`.
-    Returns u: (B, H, N, D) in v's dtype, 0 at padded tokens (and the state if asked).
+        state: a CausalPoolState of earlier tokens to continue from (None = start of the sequence).
+    Returns (u, state): u (B, H, N, D) in v's dtype, 0 at padded tokens, and the state after the last token (to
+    continue with, e.g. by `causal_fastformer_step`); always both, so the type never depends on the call.
     Time O(B * H * N * D * C) with C = chunk_tokens (fixed), memory O(B * H * N * (D + C)).
     """
     check_inputs(q, k, v, w_q, w_k, mask)
@@ -188,8 +187,6 @@ def causal_fastformer_attention(
     u = mix(k_global.to(v.dtype), v)
     if mask is not None:
         u = u.masked_fill(~mask[:, None, :, None], 0)
-    if not return_state:
-        return u
     # The state after the last position (padding leaves it unchanged, so this is the last real token's).
     return u, CausalPoolState(q_lse[..., -1], q_global[:, :, -1], k_lse[..., -1], k_global[:, :, -1])
 

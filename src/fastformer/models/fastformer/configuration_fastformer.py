@@ -13,6 +13,8 @@ class FastformerConfig(PreTrainedConfig):
     Sizes (conventional Hugging Face names): vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
     intermediate_size, hidden_act, hidden_dropout_prob, max_position_embeddings, layer_norm_eps,
     initializer_range, pad_token_id, classifier_dropout (the notebook applies none before its classifier),
+    fastformer_implementation ("auto": the fastest path the attention's configuration allows; "fused_block",
+    "fused" or "eager" to choose one, e.g. "eager" to compare against the plain-autograd op).
     embedding_size (None: hidden_size; smaller: a factorised embedding, (vocab, embedding_size) word vectors and a
     Linear(embedding_size, hidden_size) projection, as ALBERT and ELECTRA, e.g. for 50-d or 300-d GloVe vectors).
 
@@ -80,6 +82,7 @@ class FastformerConfig(PreTrainedConfig):
         pad_token_id: int | None = 0,
         tie_word_embeddings: bool = True,
         embedding_size: int | None = None,
+        fastformer_implementation: str = "auto",
         **kwargs,
     ):
         self.vocab_size = vocab_size
@@ -115,6 +118,14 @@ class FastformerConfig(PreTrainedConfig):
         self.decoder_type = decoder_type
         self.tie_word_embeddings = tie_word_embeddings  # the causal LM's output layer is its input embeddings
         self.embedding_size = embedding_size
+        # which path computes the attention: auto, fused_block, fused or eager (layers/attention.py IMPLEMENTATIONS);
+        # every path gives the same values, a path the configuration cannot take is an error when the model is built
+        if fastformer_implementation not in ("auto", "fused_block", "fused", "eager"):
+            raise ValueError(
+                "fastformer_implementation must be auto, fused_block, fused or eager, "
+                f"got {fastformer_implementation!r}"
+            )
+        self.fastformer_implementation = fastformer_implementation
         super().__init__(pad_token_id=pad_token_id, **kwargs)
 
     @classmethod
