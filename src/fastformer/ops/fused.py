@@ -147,9 +147,10 @@ class PoolStatistics:
     """What the backward passes need of both poolings: raw scores (B, H, N), per-row softmax shift and total,
     q_global and k_mean (B, H, D); nothing of size N x C."""
 
-    def __init__(self, scores_q, scores_k, stats, q_global, k_mean):
-        self.scores_q, self.scores_k = scores_q, scores_k
-        self.stats = stats  # (4, B, H): shift_q, total_q, shift_k, total_k
+    def __init__(self, scores_q, scores_k, shift_q, total_q, shift_k, total_k, q_global, k_mean):
+        self.scores_q, self.scores_k = scores_q, scores_k  # (B, H, N) raw scores of the two poolings
+        # (B, H) each: softmax weights = exp(scores - shift) / total, per pooling
+        self.shift_q, self.total_q, self.shift_k, self.total_k = shift_q, total_q, shift_k, total_k
         self.q_global, self.k_mean = q_global, k_mean
 
     @classmethod
@@ -157,10 +158,12 @@ class PoolStatistics:
         def new(*shape):
             return torch.empty(*shape, dtype=acc, device=device)
 
-        return cls(new(B, H, N), new(B, H, N), new(4, B, H), new(B, H, D), new(B, H, D))
+        return cls(new(B, H, N), new(B, H, N), new(B, H), new(B, H), new(B, H), new(B, H), new(B, H, D), new(B, H, D))
 
     def tensors(self) -> tuple[torch.Tensor, ...]:
-        return self.scores_q, self.scores_k, self.stats, self.q_global, self.k_mean
+        """In the constructor's order (to save for backward and rebuild with `PoolStatistics(*tensors)`)."""
+        return (self.scores_q, self.scores_k, self.shift_q, self.total_q, self.shift_k, self.total_k, self.q_global,
+                self.k_mean)  # fmt: skip
 
     def k_global(self, rows: slice) -> torch.Tensor:
         """k_g = q_g * k_mean of a batch block, as (b, 1, C) to broadcast over tokens."""
@@ -175,7 +178,7 @@ def pool_queries(q, rows: slice, token_slices, mask, weights: ScoringWeights, po
         score_q = _Scorer(weights.scale * weights.s_q.expand(b, -1, -1), True)
     else:
         score_q = _Scorer(weights.scale * weights.w_q.expand(b, H, C // H), False)
-    pools.q_global[rows], pools.stats[0, rows], pools.stats[1, rows] = online_pool(
+    pools.q_global[rows], pools.shift_q[rows], pools.total_q[rows] = online_pool(
         q, rows, token_slices, mask, score_q, weights.b_q, weights.acc, pools.scores_q
     )
 
@@ -193,7 +196,7 @@ def pool_rows(q, k, rows: slice, token_slices, mask, weights: ScoringWeights, po
     pool_queries(q, rows, token_slices, mask, weights, pools)
     # scores of p_i = q_g * k_i, read off k_i with q_g folded into the scoring weights
     score_k = _Scorer(effective_key_scoring(weights, pools.q_global[rows]), weights.full)
-    pools.k_mean[rows], pools.stats[2, rows], pools.stats[3, rows] = online_pool(
+    pools.k_mean[rows], pools.shift_k[rows], pools.total_k[rows] = online_pool(
         k, rows, token_slices, mask, score_k, weights.b_k, weights.acc, pools.scores_k
     )
 
@@ -244,8 +247,7 @@ def key_rows(weights: ScoringWeights, dk_mean: torch.Tensor, w_eff: torch.Tensor
 
 def key_softmax_grad(pools, rows, tokens, dbeta, beta_dbeta):
     """(beta, dt) of one chunk: the second pooling's weights and dL/d(score), from dbeta_i = k_i . dk_mean."""
-    shift_k, total_k = pools.stats[2], pools.stats[3]
-    beta = _weights(pools.scores_k, rows, tokens, shift_k[rows], total_k[rows])  # (b, H, T)
+    beta = _weights(pools.scores_k, rows, tokens, pools.shift_k[rows], pools.total_k[rows])  # (b, H, T)
     return beta, beta * (dbeta - beta_dbeta)
 
 
@@ -282,7 +284,6 @@ def key_scoring_grads(weights: ScoringWeights, q_g: torch.Tensor, dw_eff: torch.
 def query_pass(q, rows, token_slices, mask, weights, pools, dq_g, grads, dq_sink) -> None:
     """Pass 3: the first pooling, q_g = sum_i alpha_i q_i, alpha = softmax(scale (q_i . w_q + b_q))."""
     b, acc, scale = rows.stop - rows.start, weights.acc, weights.scale
-    shift_q, total_q = pools.stats[0], pools.stats[1]
     q_g = pools.q_global[rows]
     alpha_dalpha = (q_g * dq_g).sum(-1, keepdim=True)  # (b, H, 1) = sum_i alpha_i dalpha_i
     scoring_rows = weights.s_q.t() if weights.full else block_diagonal(weights.w_q)  # (H, C)
@@ -290,7 +291,7 @@ def query_pass(q, rows, token_slices, mask, weights, pools, dq_g, grads, dq_sink
     dalpha_score = _Scorer(dq_g, False)
     for tokens in token_slices:
         qc = token_chunk(q, rows, tokens, acc, mask)
-        alpha = _weights(pools.scores_q, rows, tokens, shift_q[rows], total_q[rows])
+        alpha = _weights(pools.scores_q, rows, tokens, pools.shift_q[rows], pools.total_q[rows])
         ds = alpha * (dalpha_score(qc) - alpha_dalpha)
         dq_sink(rows, tokens, torch.cat([alpha, ds], 1).transpose(1, 2), rows_q)
         if weights.full:

@@ -99,11 +99,11 @@ def _pool_keys_from_x(x, rows, token_slices, mask, weights: ScoringWeights, pool
     """The second pooling read off x: k_mean = sum_i beta_i k_i = (sum_i beta_i x_i) W_key^T + b_key (the weights
     sum to 1), scores k_i . w_eff = x_i @ (W_key^T w_eff) + b_key . w_eff. Saves the key projection's matmul and k."""
     m, c = key.scoring(weights, pools.q_global[rows])
-    x_mean, pools.stats[2, rows], total = online_pool(
+    x_mean, pools.shift_k[rows], total = online_pool(
         x, rows, token_slices, mask, lambda xc: torch.bmm(xc, m).transpose(1, 2), c, weights.acc, pools.scores_k,
         pool=lambda xc, e: torch.bmm(e, xc),  # (b, H, C): each head's weighted mean of the whole x_i
     )  # fmt: skip
-    pools.stats[3, rows] = total
+    pools.total_k[rows] = total
     k_mean = key.per_head(x_mean, weights.num_heads)
     pools.k_mean[rows] = torch.where(total[..., None] > 0, k_mean, 0)  # no real token: 0, as the op gives
 
