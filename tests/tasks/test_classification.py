@@ -152,8 +152,12 @@ def test_killed_run_resumes_to_the_same_result(tmp_path):
     )
     resumed = fastformer(*RESUME_ARGS, "--output-dir", str(killed), "--resume")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    assert json.loads((killed / "metrics.json").read_text())["train"]["resumed_from"]
+    resumed_train = json.loads((killed / "metrics.json").read_text())["train"]
+    assert resumed_train["resumed_from"]
     assert torch.equal(_final_logits(killed), _final_logits(whole))
+    # final_loss covers the whole run, not only the steps after the resume
+    whole_train = json.loads((whole / "metrics.json").read_text())["train"]
+    assert resumed_train["final_loss"] == pytest.approx(whole_train["final_loss"], rel=1e-4)
 
 
 def test_two_torchrun_processes_match_one_process(tmp_path):

@@ -1,5 +1,7 @@
 """Shared task helpers: split limits and hold-outs."""
 
+import pytest
+
 from fastformer.tasks.classification import ClassificationConfig, load_splits
 from fastformer.tasks.common import hold_out, limit_splits
 from tests.helpers import SHARED
@@ -39,3 +41,15 @@ def test_the_random_subset_does_not_depend_on_the_training_seed():
 
     assert test_texts(1) == test_texts(2)
     assert len(test_texts(1)) == 50
+
+
+def test_whole_run_loss_after_a_resume_equals_the_uninterrupted_mean():
+    from fastformer.tasks.run import whole_run_loss
+
+    losses = [3.0, 2.0, 1.5, 1.2, 1.0, 0.9, 0.8]  # per step
+    log = [{"step": s, "loss": sum(losses[s - 2 : s]) / 2} for s in (2, 4, 6)]  # logged every 2 steps
+    mean = sum(losses) / len(losses)
+    # uninterrupted: the Trainer's own mean over all 7 steps
+    assert whole_run_loss(log, mean, 0, 7) == pytest.approx(mean)
+    # resumed at step 4: this process saw steps 5-7 only, its training_loss is their mean
+    assert whole_run_loss(log, sum(losses[4:]) / 3, 4, 7) == pytest.approx(mean)
