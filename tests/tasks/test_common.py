@@ -46,10 +46,11 @@ def test_the_random_subset_does_not_depend_on_the_training_seed():
 def test_whole_run_loss_after_a_resume_equals_the_uninterrupted_mean():
     from fastformer.tasks.run import whole_run_loss
 
-    losses = [3.0, 2.0, 1.5, 1.2, 1.0, 0.9, 0.8]  # per step
-    log = [{"step": s, "loss": sum(losses[s - 2 : s]) / 2} for s in (2, 4, 6)]  # logged every 2 steps
+    losses = [3.0, 2.0, 1.5, 1.2, 1.0, 0.9, 0.8, 0.7]  # per step
+    log = [{"step": s, "loss": sum(losses[s - 3 : s]) / 3} for s in (3, 6)]  # logged every 3 steps
     mean = sum(losses) / len(losses)
-    # uninterrupted: the Trainer's own mean over all 7 steps
-    assert whole_run_loss(log, mean, 0, 7) == pytest.approx(mean)
-    # resumed at step 4: this process saw steps 5-7 only, its training_loss is their mean
-    assert whole_run_loss(log, sum(losses[4:]) / 3, 4, 7) == pytest.approx(mean)
+    # uninterrupted: the Trainer's own mean over all 8 steps
+    assert whole_run_loss(log, mean, 0, 8) == pytest.approx(mean)
+    # resumed from a checkpoint at step 4 (its log ends there: a log at every save), logging every 3 steps from there
+    resumed = [log[0], {"step": 4, "loss": losses[3]}, {"step": 7, "loss": sum(losses[4:7]) / 3}]
+    assert whole_run_loss(resumed, sum(losses[4:]) / 4, 4, 8) == pytest.approx(mean)

@@ -71,14 +71,17 @@ class Task:
 
 def whole_run_loss(log_history: list[dict], training_loss: float, first_step: int, last_step: int) -> float | None:
     """The mean training loss over every step of the run, also after a resume (the Trainer's own `training_loss`
-    covers the steps of the last process only). Each logged loss is the mean over its logging interval, and the
-    resumed log_history holds those of the earlier processes; the steps after the last log come from
-    `training_loss`, the mean over steps first_step..last_step of this process."""
+    covers the steps of the last process only). Each logged loss is the mean over the steps since the previous log of
+    its process; a resumed log_history holds those of the earlier processes, and ends at the checkpoint's step
+    (`fingerprint_callback` logs at every save). The steps after the last log come from `training_loss`, the mean
+    over steps first_step..last_step of this process."""
     if last_step <= 0:
         return training_loss
     total, previous, logged_here = 0.0, 0, 0.0
     for entry in log_history:
         if "loss" in entry and "step" in entry:
+            if entry["step"] > first_step:
+                previous = max(previous, first_step)  # a resumed process logs from its first step on
             part = entry["loss"] * (entry["step"] - previous)
             total += part
             if entry["step"] > first_step:
@@ -89,13 +92,16 @@ def whole_run_loss(log_history: list[dict], training_loss: float, first_step: in
 
 
 def fingerprint_callback(folder: RunFolder):
-    """Stamps each checkpoint folder with the run's fingerprint as the Trainer decides to save it."""
+    """Stamps each checkpoint folder with the run's fingerprint as the Trainer decides to save it, and has the loss
+    logged at that step (so the checkpoint's log covers every step before it: `whole_run_loss`)."""
     from transformers import TrainerCallback
 
     class Fingerprint(TrainerCallback):
         def _stamp(self, args, state, control):
-            if control.should_save and state.is_world_process_zero:
-                folder.write_fingerprint(Path(args.output_dir) / f"checkpoint-{state.global_step}")
+            if control.should_save:
+                control.should_log = True
+                if state.is_world_process_zero:
+                    folder.write_fingerprint(Path(args.output_dir) / f"checkpoint-{state.global_step}")
 
         def on_step_end(self, args, state, control, **kwargs):
             self._stamp(args, state, control)

@@ -7,10 +7,11 @@ the prediction files, as a model run writes them.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
+
+from fastformer.tasks.common import write_jsonl
 
 C_GRID = (0.25, 1.0, 4.0, 16.0)
 
@@ -51,20 +52,9 @@ def train_tfidf(cfg, splits: dict[str, list], labels, out: Path, data_report: di
     if data_report:
         metrics["data"] = data_report
     for name in ("validation", "test"):
-        if name not in splits:
-            continue
-        examples = splits[name]
-        probs = pipeline.predict_proba([e.text for e in examples])
-        predicted = probs.argmax(-1).tolist()
-        split_metrics = classification_metrics([labels.encode(e) for e in examples], predicted, labels.labels)
-        split_metrics["examples"] = len(examples)
-        metrics[name] = split_metrics
-        with (out / f"predictions_{name}.jsonl").open("w") as f:
-            for e, p, row in zip(examples, predicted, probs, strict=True):
-                record = dict(
-                    source=e.source, label=e.label, predicted=labels.labels[p], probability=round(float(row[p]), 6)
-                )
-                f.write(json.dumps(record) + "\n")
+        if name in splits:
+            metrics[name], rows = score_examples(pipeline, labels.labels, splits[name])
+            write_jsonl(out / f"predictions_{name}.jsonl", rows)
     joblib.dump(dict(pipeline=pipeline, labels=labels.labels), out / "model.joblib")
     return metrics
 
@@ -77,12 +67,11 @@ def load_tfidf(model_dir: str | Path):
     return saved["pipeline"], list(saved["labels"])
 
 
-def evaluate_tfidf(model_dir: str | Path, examples: list) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Metrics and per-example predictions of a TF-IDF run folder on labelled examples."""
+def score_examples(pipeline, names: list[str], examples: list) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Metrics and per-example predictions (as the models' prediction files) of a fitted pipeline."""
     from fastformer.data.text_classification import LabelMap
     from fastformer.metrics.classification import classification_metrics
 
-    pipeline, names = load_tfidf(model_dir)
     labels = LabelMap(names)
     probs = pipeline.predict_proba([e.text for e in examples])
     predicted = probs.argmax(-1).tolist()
@@ -93,6 +82,11 @@ def evaluate_tfidf(model_dir: str | Path, examples: list) -> tuple[dict[str, Any
         for e, p, row in zip(examples, predicted, probs, strict=True)
     ]
     return metrics, rows
+
+
+def evaluate_tfidf(model_dir: str | Path, examples: list) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Metrics and per-example predictions of a TF-IDF run folder on labelled examples."""
+    return score_examples(*load_tfidf(model_dir), examples)
 
 
 def predict_tfidf(model_dir: str | Path, texts: list[str]) -> list[dict[str, Any]]:
