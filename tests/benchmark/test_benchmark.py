@@ -71,6 +71,7 @@ def test_targets_are_evaluated_from_cells():
     assert result["faster_than_lucidrains-fast-transformer_train"]["by_n"] == {65536: True}
 
 
+@pytest.mark.slow
 def test_bench_command_writes_json_csv_png(tmp_path, capsys):
     assert main(["bench", "--variants", "fastformer-official", "projections-only", "--lengths", "64", "128",
                  "--tokens", "256", "--hidden-size", "32", "--heads", "4", "--repeats", "1",

@@ -66,6 +66,7 @@ def test_real_data_sst5_and_unknown_labels_at_evaluation(tmp_path, capsys):
         main(["evaluate", str(out), "--data", str(bad)])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
 def test_baselines_in_the_same_pipeline(tmp_path):
     """The softmax-attention model and TF-IDF + logistic regression train, evaluate and save like Fastformer."""
@@ -128,6 +129,7 @@ RESUME_ARGS = ["train", "--max-train-examples", "400", "--max-eval-examples", "4
                "--max-length", "32", "--no-progress"]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_the_same_result(tmp_path):
     """A real process killed (SIGKILL) after its first checkpoint, resumed, ends bit-identical to a run never killed."""
     import os
@@ -160,6 +162,7 @@ def test_killed_run_resumes_to_the_same_result(tmp_path):
     assert resumed_train["final_loss"] == pytest.approx(whole_train["final_loss"], rel=1e-4)
 
 
+@pytest.mark.slow
 def test_two_torchrun_processes_match_one_process(tmp_path):
     """`torchrun --nproc_per_node 2` (gloo) with the same global batch trains the same model as one process.
 

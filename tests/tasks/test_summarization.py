@@ -62,6 +62,14 @@ def test_lead3_baseline(tmp_path, capsys):
     assert 20 < metrics["test"]["rouge"]["rouge1"]["f1"] < 45  # CNN articles: lead-3 is a strong baseline
     first = json.loads((out / "summaries_test.jsonl").read_text().splitlines()[0])
     assert first["summary"].count("\n") == 2
+    # the Lead-3 folder evaluates and predicts like a model's
+    assert main(["evaluate", str(out), "--data", str(CNNDM / "test_first500.csv.gz"), "--max-examples", "50"]) == 0
+    again = json.loads((out / "evaluations" / "test_first500" / "metrics.json").read_text())
+    assert again["rouge"]["rouge1"]["f1"] == metrics["test"]["rouge"]["rouge1"]["f1"]
+    capsys.readouterr()
+    assert main(["predict", str(out), "One sentence here. Two sentences here. Three here. Four is dropped."]) == 0
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert row["summary"].splitlines() == ["One sentence here.", "Two sentences here.", "Three here."]
 
 
 def test_split_and_resume_with_the_fastformer_decoder(tmp_path, capsys):

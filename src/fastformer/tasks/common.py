@@ -133,7 +133,7 @@ def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
         return AutoTokenizer.from_pretrained(str(folder))
     if is_main_process():
         tokenizer, report = make_tokenizer(cfg, texts)
-        staging = output_dir / ".tokenizer-saving"
+        staging = output_dir / ".fastformer-tokenizer-staging"
         shutil.rmtree(staging, ignore_errors=True)
         tokenizer.save_pretrained(staging)
         if report is not None:

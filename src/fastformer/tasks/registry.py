@@ -75,6 +75,8 @@ def task_of_folder(path: str | Path) -> tuple[str, str | None]:
         return task, architecture
     if (folder / "model.joblib").is_file():
         return "classification", "tfidf"
+    if architecture == "lead3":  # a Lead-3 folder of an earlier version: metrics and summaries, no model
+        return "summarize", "lead3"
     config = folder / "config.json"
     if config.is_file():
         names = json.loads(config.read_text()).get("architectures") or []
