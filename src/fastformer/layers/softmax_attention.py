@@ -30,4 +30,4 @@ class SoftmaxAttention(nn.Module):
             # a query row with no real key would be all -inf (NaN); let such rows see everything, then ignore them
             attn_mask = attn_mask | ~mask.any(-1)[:, None, None, None]
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
-        return self.out(y.transpose(1, 2).reshape(B, N, -1))  # (B, N, hidden)
+        return self.out(y.transpose(1, 2).reshape(B, N, self.num_heads * self.head_size))  # (B, N, hidden)

@@ -171,6 +171,10 @@ def causal_fastformer_attention(
     check_inputs(q, k, v, w_q, w_k, mask)
     if interaction not in ("product", "add"):
         raise ValueError(f"interaction must be 'product' or 'add' in the causal op, got {interaction!r}")
+    if q.shape[2] == 0:  # no tokens: an empty output, and the state unchanged
+        B, H, _, D = q.shape
+        acc = accumulation_dtype(q.dtype)
+        return v * 0, state if state is not None else CausalPoolState.empty(B, H, D, dtype=acc, device=q.device)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     mix = torch.mul if interaction == "product" else torch.add
     acc = accumulation_dtype(q.dtype)

@@ -32,8 +32,10 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Ten
 
     scores: (..., N), any float dtype; mask: broadcastable to scores, bool (True = real) or None.
     Positions outside the mask get weight exactly 0, whatever their score (NaN or inf included).
-    A row with no real position gets all-zero weights instead of NaN.
+    A row with no real position gets all-zero weights instead of NaN; no positions at all (N = 0), an empty result.
     """
+    if scores.shape[-1] == 0:
+        return scores * 0
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     # The max is a constant shift that softmax ignores; detaching it keeps its (zero) gradient out of autograd.
@@ -124,6 +126,8 @@ def fastformer_attention(
     same for the product interaction on the (B, N, H * D) layout with a hand-written, lighter backward.
     """
     check_inputs(q, k, v, w_q, w_k, mask)
+    if q.shape[2] == 0:  # no tokens: nothing to pool, an empty output
+        return v * 0
     if interaction not in INTERACTIONS:
         raise ValueError(f"interaction must be one of {INTERACTIONS}, got {interaction!r}")
     if scale is None:

@@ -408,6 +408,8 @@ def fastformer_attention_fused(
             f"q, k, v must share one shape (B, N, C); got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
         )
     scale, chunk_tokens = check_arguments(q, mask, w_q, w_k, num_heads, scale, chunk_tokens)
+    if q.shape[1] == 0:  # no tokens: nothing to pool, an empty output (gradients flow, all zero-sized)
+        return v * 0
     return _FusedFastformerAttention.apply(q, k, v, w_q, w_k, b_q, b_k, mask, num_heads, scale, v is q, chunk_tokens)
 
 

@@ -302,6 +302,10 @@ def fastformer_block_fused(
     chunk_tokens as in `fastformer_attention_fused`.
     """
     scale, chunk_tokens = check_arguments(x, mask, w_q, w_k, num_heads, scale, chunk_tokens)
+    if x.shape[1] == 0:  # no tokens: the block's empty output, composed so that every weight is in the graph
+        q = F.linear(x, w_query, b_query)
+        o = F.linear(q * 0, w_transform, b_transform) + q
+        return o if w_out is None else F.linear(o, w_out, b_out)
     C = x.shape[-1]
     for name, w in dict(w_query=w_query, w_key=w_key, w_transform=w_transform, w_out=w_out).items():
         if w is not None and tuple(w.shape) != (C, C):
