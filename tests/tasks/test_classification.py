@@ -86,7 +86,8 @@ def test_baselines_in_the_same_pipeline(tmp_path):
     tfidf = tmp_path / "tfidf"
     assert main(["train", *data, "--architecture", "tfidf", "--output-dir", str(tfidf)]) == 0
     metrics = json.loads((tfidf / "metrics.json").read_text())
-    assert (tfidf / "model.joblib").is_file() and (tfidf / "predictions_test.jsonl").is_file()
+    assert (tfidf / "tfidf.safetensors").is_file() and (tfidf / "predictions_test.jsonl").is_file()
+    assert not list(tfidf.glob("*.joblib")) and not list(tfidf.glob("*.pkl"))  # nothing that unpickles
     assert metrics["train"]["chosen_c"] in metrics["train"]["c_grid"]
     # 5 classes: chance is 0.2; TF-IDF + LR on the full SST-5 training set reaches about 0.4
     assert metrics["test"]["accuracy"] > 0.3 and metrics["test"]["examples"] == 300
@@ -94,6 +95,10 @@ def test_baselines_in_the_same_pipeline(tmp_path):
     assert main(["evaluate", str(tfidf), "--data", str(SST / "sst_test.txt"), "--max-examples", "300"]) == 0
     again = json.loads((tfidf / "evaluations" / "sst_test" / "metrics.json").read_text())
     assert again["accuracy"] == metrics["test"]["accuracy"]  # the same 300 test examples (file order)
+    # the pipeline rebuilt from plain data gives the fitted one's probabilities
+    saved = [json.loads(line)["probability"] for line in (tfidf / "predictions_test.jsonl").read_text().splitlines()]
+    rebuilt = (tfidf / "evaluations" / "sst_test" / "predictions.jsonl").read_text().splitlines()
+    assert [json.loads(line)["probability"] for line in rebuilt] == saved
     assert main(["predict", str(tfidf), "a gorgeous , witty film", "--output", str(tmp_path / "p.jsonl")]) == 0
     row = json.loads((tmp_path / "p.jsonl").read_text())
     assert set(row["probabilities"]) == {"1", "2", "3", "4", "5"} and row["label"] in row["probabilities"]
@@ -189,3 +194,21 @@ def test_two_torchrun_processes_match_one_process(tmp_path):
     for step, (a, b) in enumerate(zip(*losses, strict=True)):
         assert abs(a - b) < 1e-4, f"step {step + 1}: loss {a} (1 process) != {b} (2 processes)"
     torch.testing.assert_close(_final_logits(two), _final_logits(one), rtol=1e-4, atol=1e-4)
+
+
+def test_a_pickled_tfidf_folder_is_refused_unopened(tmp_path):
+    """Folders of an earlier version kept the TF-IDF pipeline as a pickle; loading one could run code, so it is
+    refused without being opened."""
+    import pickle
+
+    class Payload:
+        def __reduce__(self):
+            return (Path.write_text, (tmp_path / "ran", "code ran"))
+
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "model.joblib").write_bytes(pickle.dumps(Payload()))
+    (old / "run_config.json").write_text(json.dumps({"architecture": "tfidf"}))
+    with pytest.raises(SystemExit, match="saved as a pickle by an earlier version; pickles are not loaded"):
+        main(["predict", str(old), "some text"])
+    assert not (tmp_path / "ran").exists()

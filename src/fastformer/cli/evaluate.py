@@ -118,7 +118,7 @@ def run_classification(args, out: Path, architecture: str | None) -> dict:
         args.data, text_field=args.text_field, label_field=args.label_field, format=args.format, where=_where(args)
     )
     examples = relabel_binary(examples[: args.max_examples] if args.max_examples else examples, args.binary_threshold)
-    if architecture == "tfidf" or (Path(args.model_dir) / "model.joblib").is_file():
+    if architecture == "tfidf":
         from fastformer.tasks.tfidf_baseline import evaluate_tfidf
 
         metrics, rows = evaluate_tfidf(args.model_dir, examples)

@@ -59,10 +59,13 @@ def run(args: argparse.Namespace) -> int:
         rows = [dict(prompt=p[:80], continuation=c) for p, c in zip(prompts, continuations, strict=True)]
     else:
         texts = texts_from(args.texts, args.file, "predict")
-        if architecture == "tfidf" or (Path(args.model_dir) / "model.joblib").is_file():
+        if architecture == "tfidf":
             from fastformer.tasks.tfidf_baseline import predict_tfidf
 
-            rows = predict_tfidf(args.model_dir, texts)
+            try:
+                rows = predict_tfidf(args.model_dir, texts)
+            except ValueError as error:
+                raise SystemExit(f"fastformer predict: {error}") from None
         else:
             from fastformer.tasks.classification import predict_texts
 

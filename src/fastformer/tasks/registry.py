@@ -54,7 +54,7 @@ class NotARunFolder(ValueError):
 
 def task_of_folder(path: str | Path) -> tuple[str, str | None]:
     """(task name, architecture or None) of a folder written by `fastformer train`: what its manifest or marker says,
-    else (folders of earlier versions) its config.json's architectures or a TF-IDF model.joblib."""
+    else (folders of earlier versions) its config.json's architectures or a TF-IDF model."""
     from fastformer.tasks.run_folder import folder_task
 
     folder = Path(path)
@@ -73,7 +73,7 @@ def task_of_folder(path: str | Path) -> tuple[str, str | None]:
         raise NotARunFolder(str(error)) from None
     if task in TASKS:
         return task, architecture
-    if (folder / "model.joblib").is_file():
+    if (folder / "tfidf.json").is_file() or (folder / "model.joblib").is_file():
         return "classification", "tfidf"
     if architecture == "lead3":  # a Lead-3 folder of an earlier version: metrics and summaries, no model
         return "summarize", "lead3"
@@ -84,4 +84,4 @@ def task_of_folder(path: str | Path) -> tuple[str, str | None]:
             if any(n in entry.architectures for n in names):
                 return entry.name, architecture
     raise NotARunFolder(f"{folder}: not a folder written by `fastformer train` (no run_complete.json, config.json or "
-                        "model.joblib)")  # fmt: skip
+                        "a TF-IDF model)")  # fmt: skip

@@ -34,7 +34,7 @@ STAGING = ".fastformer-staging"
 CHECKPOINTS = "checkpoints"
 FINGERPRINT = "fingerprint.json"  # inside each checkpoint-N folder
 TOKENIZER_STAMP = ".fastformer-tokenizer"  # marks OUTPUT/tokenizer as written by a run
-WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "model.joblib")
+WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "tfidf.safetensors")
 OWN = {MARKER, LOCK, COMPLETE, INCOMPLETE, STAGING}
 
 

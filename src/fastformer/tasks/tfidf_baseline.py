@@ -1,15 +1,21 @@
 """TF-IDF + logistic regression (scikit-learn): the classical baseline, on the same splits and metrics as the models.
 
 Word uni- and bigrams, sublinear term frequency; the inverse regularisation C is chosen on the validation split by
-the run's metric. The fitted pipeline is saved as `model.joblib` (scikit-learn's persistence) with metrics.json and
+the run's metric. The fitted pipeline is saved as plain data, never as a pickle (loading a pickle runs code):
+`tfidf.json` (the vectorizer's settings, its vocabulary in index order, the label names) and `tfidf.safetensors`
+(the idf vector and the logistic regression's coefficients and intercepts), from which `load_tfidf` rebuilds the
+same pipeline (same probabilities, tested). With metrics.json and
 the prediction files, as a model run writes them.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from fastformer.tasks.common import write_jsonl
 
@@ -17,10 +23,9 @@ C_GRID = (0.25, 1.0, 4.0, 16.0)
 
 
 def train_tfidf(cfg, splits: dict[str, list], labels, out: Path, data_report: dict[str, Any] | None = None):
-    """Fit on splits["train"], pick C on splits["validation"], evaluate every split; write model.joblib and the
-    prediction files into `out` (the run's staging folder). Returns the metrics; `data_report` (what the readers
+    """Fit on splits["train"], pick C on splits["validation"], evaluate every split; write the model (plain data)
+    and the prediction files into `out` (the run's staging folder). Returns the metrics; `data_report` (what the readers
     found) is kept in them as "data"."""
-    import joblib
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -55,16 +60,53 @@ def train_tfidf(cfg, splits: dict[str, list], labels, out: Path, data_report: di
         if name in splits:
             metrics[name], rows = score_examples(pipeline, labels.labels, splits[name])
             write_jsonl(out / f"predictions_{name}.jsonl", rows)
-    joblib.dump(dict(pipeline=pipeline, labels=labels.labels), out / "model.joblib")
+    save_tfidf(pipeline, labels.labels, out)
     return metrics
 
 
-def load_tfidf(model_dir: str | Path):
-    """(pipeline, label names) of a TF-IDF run folder."""
-    import joblib
+MODEL_FILES = ("tfidf.json", "tfidf.safetensors")
+VECTORIZER_SETTINGS = ("lowercase", "ngram_range", "sublinear_tf", "min_df", "max_features", "token_pattern", "norm",
+                       "use_idf", "smooth_idf", "analyzer", "strip_accents")  # fmt: skip
 
-    saved = joblib.load(Path(model_dir) / "model.joblib")
-    return saved["pipeline"], list(saved["labels"])
+
+def save_tfidf(pipeline, label_names: list[str], out: Path) -> None:
+    """The fitted pipeline as plain data: tfidf.json and tfidf.safetensors (see the module docstring)."""
+    from safetensors.numpy import save_file
+
+    vectorizer, classifier = pipeline.steps[0][1], pipeline.steps[1][1]
+    settings = {k: v for k, v in vectorizer.get_params().items() if k in VECTORIZER_SETTINGS}
+    terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
+    classes = [int(c) for c in classifier.classes_]
+    saved = dict(vectorizer=settings, classes=classes, labels=label_names, vocabulary=terms)
+    (out / "tfidf.json").write_text(json.dumps(saved))
+    arrays = dict(idf=vectorizer.idf_, coef=classifier.coef_, intercept=classifier.intercept_)
+    # C order: scikit-learn's coefficients may be Fortran-ordered, and safetensors writes the raw buffer as C order
+    save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()}, str(out / "tfidf.safetensors"))
+
+
+def load_tfidf(model_dir: str | Path):
+    """(pipeline, label names) of a TF-IDF run folder, rebuilt from plain data. A folder of an earlier version holds a
+    pickle (model.joblib): refused, never unpickled."""
+    from safetensors.numpy import load_file
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    folder = Path(model_dir)
+    if not (folder / "tfidf.json").is_file():
+        if (folder / "model.joblib").is_file():
+            raise ValueError(f"{folder}: a TF-IDF model saved as a pickle by an earlier version; pickles are not "
+                             "loaded (they can run code): train it again")  # fmt: skip
+        raise ValueError(f"{folder}: no tfidf.json")
+    saved = json.loads((folder / "tfidf.json").read_text())
+    arrays = load_file(str(folder / "tfidf.safetensors"))
+    settings = dict(saved["vectorizer"], ngram_range=tuple(saved["vectorizer"]["ngram_range"]))
+    vectorizer = TfidfVectorizer(**settings, vocabulary=saved["vocabulary"])
+    vectorizer.idf_ = arrays["idf"]
+    classifier = LogisticRegression()
+    classifier.coef_, classifier.intercept_ = arrays["coef"], arrays["intercept"]
+    classifier.classes_ = np.array(saved["classes"])
+    return make_pipeline(vectorizer, classifier), list(saved["labels"])
 
 
 def score_examples(pipeline, names: list[str], examples: list) -> tuple[dict[str, Any], list[dict[str, Any]]]:
