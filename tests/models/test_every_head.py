@@ -207,3 +207,24 @@ def test_dtype_round_trip(head, tmp_path):
     loaded = type(model).from_pretrained(tmp_path, dtype=torch.bfloat16).eval()
     assert all(p.dtype == torch.bfloat16 for p in loaded.parameters())
     assert torch.equal(_out(half, inputs, key), _out(loaded, inputs, key))
+
+
+@pytest.mark.parametrize("head", list(HEADS))
+def test_building_a_head_leaves_the_config_it_was_given_unchanged(head):
+    cls, extra, *_ = HEADS[head]
+    config = FastformerConfig(**{**BASE, **extra})
+    before = config.to_dict()
+    cls(config)
+    assert config.to_dict() == before
+    # a causal LM's config, given to the bare model afterwards, does not make it causal
+    plain = FastformerConfig(**BASE)
+    FastformerForCausalLM(plain)
+    assert not plain.causal and not FastformerModel(plain).config.causal
+
+
+def test_decoder_sizes_resolve_to_numbers():
+    config = FastformerConfig(**BASE)
+    assert (config.decoder_attention_heads, config.decoder_ffn_dim) == (BASE["num_attention_heads"], 32)
+    decoder = config.get_text_config(decoder=True)
+    assert isinstance(decoder.decoder_attention_heads, int) and isinstance(decoder.decoder_ffn_dim, int)
+    assert FastformerConfig(**BASE, decoder_attention_heads=4).decoder_attention_heads == 4

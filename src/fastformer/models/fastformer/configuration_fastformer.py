@@ -112,8 +112,11 @@ class FastformerConfig(PreTrainedConfig):
         self.max_history = max_history
         self.user_position_embedding_type = user_position_embedding_type
         self.decoder_layers = decoder_layers
-        self.decoder_attention_heads = decoder_attention_heads
-        self.decoder_ffn_dim = decoder_ffn_dim
+        # resolved to numbers here: transformers sizes decoder caches from get_text_config(decoder=True)
+        self.decoder_attention_heads = (
+            num_attention_heads if decoder_attention_heads is None else decoder_attention_heads
+        )
+        self.decoder_ffn_dim = intermediate_size if decoder_ffn_dim is None else decoder_ffn_dim
         self.max_target_positions = max_target_positions
         self.decoder_type = decoder_type
         self.tie_word_embeddings = tie_word_embeddings  # the causal LM's output layer is its input embeddings

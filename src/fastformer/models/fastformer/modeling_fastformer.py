@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import torch
@@ -221,7 +222,8 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
     _is_stateful = True
 
     def __init__(self, config: FastformerConfig):
-        config.causal = True
+        config = copy.deepcopy(config)  # the caller's config stays as it was (a FastformerModel built from it later
+        config.causal = True  # must not become causal)
         if factorised_embedding_size(config):
             raise ValueError("FastformerForCausalLM ties its output layer to the word embeddings: embedding_size must "
                              "equal hidden_size (or be None)")  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import torch
 from torch import nn
 from transformers import BartConfig, GenerationMixin
@@ -101,6 +103,7 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
     _keys_to_ignore_on_save = ["decoder.embed_tokens.weight", "lm_head.weight"]
 
     def __init__(self, config: FastformerConfig):
+        config = copy.deepcopy(config)  # the caller's config stays as it was
         config.is_encoder_decoder = True
         if getattr(config, "decoder_start_token_id", None) is None:
             config.decoder_start_token_id = getattr(config, "bos_token_id", None)
