@@ -39,6 +39,7 @@ def test_malformed_lines_are_counted_with_file_line_and_field(tmp_path):
         "4\tU4\t\tN1\t\n"  # no candidates
         "5\tU5\t\tN1\n"  # four columns
         "6\tU6\t\t\tN1 N9\n"  # unlabelled (test set) and empty history: fine
+        "1\tU7\t\tN1\tN1-0 N9-1\n"  # impression id 1 again
     )
     data = load_mind(tmp_path)
     r = data.report
@@ -51,6 +52,8 @@ def test_malformed_lines_are_counted_with_file_line_and_field(tmp_path):
     assert "behaviors.tsv:2: field 'impressions': candidate 'N1-2'" in problems
     assert "behaviors.tsv:3: field 'impressions': some candidates carry a label" in problems
     assert "behaviors.tsv:4: field 'impressions': no candidates" in problems
+    assert "behaviors.tsv:7: field 'impression_id': impression id '1' repeated (the first kept)" in problems
+    assert r.impressions_duplicate == 1 and "1 repeated impression ids skipped" in r.summary()
     with pytest.raises(DataError, match=r"news.tsv:2: expected 8"):
         load_mind(tmp_path, strict=True)
 

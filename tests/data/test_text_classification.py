@@ -111,3 +111,69 @@ def test_unknown_label_at_evaluation_names_its_line(tmp_path):
     assert labels.encode(examples[0]) == 1
     with pytest.raises(DataError, match=r"test.csv:2: field 'label': label '7' was not seen in training"):
         labels.encode(examples[1])
+
+
+# ---- files users have: each problem an error at its file and line, or read without loss --------------------------
+
+
+def _write(tmp_path, name: str, data: bytes | str):
+    path = tmp_path / name
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return path
+
+
+def test_a_headerless_csv_whose_labels_are_words_keeps_its_first_row(tmp_path):
+    words = _write(tmp_path, "words.csv", "pos,great movie\nneg,bad movie\npos,fine\n")
+    assert [e.label for e in read_examples(words)] == ["pos", "neg", "pos"]
+    named = _write(tmp_path, "named.csv", "label,text\npos,great\nneg,bad\n")
+    assert [e.label for e in read_examples(named)] == ["pos", "neg"]
+    numbers = _write(tmp_path, "numbers.csv", "stars,review\n1,bad\n5,good\n")
+    assert [e.label for e in read_examples(numbers)] == ["1", "5"]
+
+
+def test_one_value_spelled_two_ways_is_one_class(tmp_path):
+    spelled = _write(tmp_path, "spell.csv", "1,good\n1.0,ok\n01,fine\n2,bad\n0.50,half\n.5,half\n")
+    assert [e.label for e in read_examples(spelled)] == ["1", "1", "1", "2", "0.5", "0.5"]
+    jsonl = _write(
+        tmp_path, "s.jsonl", '{"text": "a", "label": 1}\n{"text": "b", "label": 1.0}\n{"text": "c", "label": "1"}\n'
+    )
+    assert {e.label for e in read_examples(jsonl)} == {"1"}
+
+
+@pytest.mark.parametrize(
+    "name, data, kwargs, message",
+    [
+        ("fake.csv.gz", b"1,good\n", {}, r"fake.csv.gz: named .gz but not gzip-compressed"),
+        ("cut.csv.gz", None, {}, r"cut.csv.gz: the gzip stream is damaged or cut short after line \d+"),
+        ("latin.csv", b"1,ok\n2,caf\xe9\n", {}, r"latin.csv:2: not UTF-8 text \(byte 0xe9 at column 6\)"),
+        ("tabs.csv", b"1\tgood movie\n2\tbad movie\n", {},
+         r"tabs.csv:1: field 'column 1': the text column is beyond the row's 1 field\(s\) \(the row holds a tab"),
+        ("short.csv", b"1,good\n2,bad\n", {"label_field": 5},
+         r"short.csv:1: field 'column 5': the label column is beyond the row's 2 field\(s\)"),
+        ("ragged.csv", b"1,good\n2\n", {}, r"ragged.csv:2: expected 2 fields, found 1"),
+    ],
+)  # fmt: skip
+def test_a_malformed_file_is_an_error_at_its_line(tmp_path, name, data, kwargs, message):
+    import gzip
+
+    if data is None:  # a gzip file cut in half
+        whole = gzip.compress(b"".join(b"%d,review number %d\n" % (i % 3, i) for i in range(5000)))
+        data = whole[: len(whole) // 2]
+    with pytest.raises(DataError, match=message):
+        read_examples(_write(tmp_path, name, data), **kwargs)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_cell(tmp_path):
+    bom = _write(tmp_path, "bom.csv", "\ufefflabel,text\n1,good\n")
+    assert [(e.label, e.text) for e in read_examples(bom)] == [("1", "good")]
+
+
+def test_an_evaluation_label_the_training_file_lacks_stops_the_run_before_training(tmp_path):
+    from fastformer.cli.main import main
+
+    train = _write(tmp_path, "train.csv", "".join(f"{i % 2},text {i}\n" for i in range(40)))
+    test = _write(tmp_path, "test.csv", "0,a\n1,b\n7,c\n")
+    with pytest.raises(SystemExit, match=r"test.csv:3: field 'label': label '7' was not seen in training"):
+        main(["train", "--train", str(train), "--test", str(test), "--output-dir", str(tmp_path / "run"),
+              "--no-progress"])  # fmt: skip
+    assert not (tmp_path / "run" / "checkpoints").exists()  # nothing trained

@@ -51,7 +51,7 @@ def test_missing_file_and_bad_gzip(tmp_path):
         load_word_vectors(tmp_path / "nope.txt", ["a"])
     fake = tmp_path / "v.txt.gz"
     fake.write_text("cat 1 2 3\n")
-    with pytest.raises(DataError, match=r"v.txt.gz:1: cannot read"):
+    with pytest.raises(DataError, match=r"v.txt.gz: named .gz but not gzip-compressed"):
         load_word_vectors(fake, ["cat"])
 
 

@@ -5,8 +5,8 @@ position. Imports the stdlib only."""
 from __future__ import annotations
 
 import gzip
-import io
 import json
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -20,11 +20,62 @@ class DataError(ValueError):
         self.path, self.line, self.field = str(path), line, field
 
 
-def open_text(path: Path) -> io.TextIOBase:
-    """A UTF-8 text file (gzip-compressed when its name ends in .gz), newlines untranslated (csv needs that)."""
-    if path.suffix.lower() == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return path.open("r", encoding="utf-8", newline="")
+class TextLines:
+    """The lines of a UTF-8 text file (gzip-compressed when its name ends in .gz), line endings kept (csv needs them),
+    a leading byte-order mark dropped. Each line is decoded on its own, so a file that is not UTF-8, not really gzip
+    or cut short fails as a DataError naming the file and the line, never as a decoder's traceback."""
+
+    def __init__(self, path: Path):
+        self.path, self.line = Path(path), 0
+        raw = gzip.open(self.path, "rb") if self.path.suffix.lower() == ".gz" else self.path.open("rb")
+        self._raw = raw
+
+    def __enter__(self) -> TextLines:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __iter__(self) -> TextLines:
+        return self
+
+    def __next__(self) -> str:
+        try:
+            data = self._raw.readline()
+        except gzip.BadGzipFile:
+            raise DataError(self.path, None, None, "named .gz but not gzip-compressed") from None
+        except (EOFError, zlib.error) as error:
+            raise DataError(
+                self.path, None, None, f"the gzip stream is damaged or cut short after line {self.line} ({error})"
+            ) from None
+        if not data:
+            raise StopIteration
+        self.line += 1
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise DataError(self.path, self.line, None, f"not UTF-8 text (byte {data[error.start]:#04x} at column "
+                            f"{error.start + 1}); save the file as UTF-8") from None  # fmt: skip
+        return text.removeprefix("\ufeff") if self.line == 1 else text
+
+    def readline(self) -> str:
+        return next(self, "")
+
+    def read(self, size: int = -1) -> str:
+        text = ""
+        for line in self:
+            text += line
+            if 0 <= size <= len(text):
+                return text[:size]
+        return text
+
+
+def open_text(path: Path) -> TextLines:
+    """A UTF-8 text file (gzip too) read line by line, with errors that name the line (`TextLines`)."""
+    return TextLines(path)
 
 
 def column(header: list[str] | None, field: str | int | None, default: int, path: Path, what: str) -> int:

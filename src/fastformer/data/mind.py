@@ -79,6 +79,7 @@ class MindReport:
     news_duplicate: int = 0
     impressions: int = 0
     behaviors_malformed: int = 0
+    impressions_duplicate: int = 0  # repeated impression ids (the first kept: the prediction file names each once)
     unlabelled_impressions: int = 0
     empty_histories: int = 0
     history_references: int = 0
@@ -105,6 +106,8 @@ class MindReport:
             lines.append(f"{self.news_duplicate} repeated news ids (first kept)")
         if self.behaviors_malformed:
             lines.append(f"{self.behaviors_malformed} malformed behaviors lines skipped")
+        if self.impressions_duplicate:
+            lines.append(f"{self.impressions_duplicate} repeated impression ids skipped (first kept)")
         if self.empty_histories:
             lines.append(f"{self.empty_histories} of {self.impressions} impressions have an empty history")
         if self.history_unknown:
@@ -187,7 +190,7 @@ def read_behaviors(
     """behaviors.tsv as Impressions, in file order. With `news`, references to unknown ids are counted in `report`."""
     path = Path(path)
     report = report if report is not None else MindReport()
-    impressions = []
+    impressions, seen = [], set()
     for number, line in lines(path):
         cols = line.split("\t")
         if len(cols) != len(BEHAVIORS_COLUMNS):
@@ -204,6 +207,12 @@ def read_behaviors(
             report.behaviors_malformed += 1
             report.problem(DataError(path, number, "impression_id", "empty impression id"), strict)
             continue
+        if impression_id in seen:
+            report.impressions_duplicate += 1
+            report.problem(DataError(path, number, "impression_id", f"impression id {impression_id!r} repeated "
+                                     "(the first kept)"), strict)  # fmt: skip
+            continue
+        seen.add(impression_id)
         candidates, labels, error = _parse_candidates(candidates_text)
         if error:
             report.behaviors_malformed += 1

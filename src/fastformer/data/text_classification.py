@@ -8,6 +8,8 @@ a missing column, an empty file, or a label the model does not know. Nothing is 
 from __future__ import annotations
 
 import csv
+import math
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,9 +46,37 @@ def detect_format(path: Path) -> str:
     raise DataError(path, None, None, "cannot tell the format from the name; pass format= one of " + ", ".join(FORMATS))
 
 
-def _looks_like_header(row: list[str], label_index: int) -> bool:
-    """A first row is a header when its label cell is not a plausible label value of the rest of the file."""
-    return not row[label_index].strip().lstrip("-").isdigit()
+HEADER_SAMPLE_ROWS = 1000
+# what a header calls its label column (a first row whose label cell is one of these, and never a label again, is a
+# header even when the labels are words)
+LABEL_COLUMN_NAMES = {"label", "labels", "class", "category", "sentiment", "rating", "stars", "score", "target", "y",
+                      "polarity", "topic", "tag", "stance", "emotion", "intent"}  # fmt: skip
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def canonical_label(text: str) -> str:
+    """One spelling per label: surrounding space dropped and numbers written one way ("1", "1.0", "01" -> "1";
+    "0.50" -> "0.5"), so that the same value is never split into several classes."""
+    label = text.strip()
+    if _NUMBER.fullmatch(label):
+        value = float(label)
+        if math.isfinite(value):
+            return str(int(value)) if value.is_integer() else repr(value)
+    return label
+
+
+def _looks_like_header(first: list[str], sample: list[list[str]], label_index: int) -> bool:
+    """Whether the first row is a header: its label cell is not a number, and it is never a label of the rows after
+    it (of the first HEADER_SAMPLE_ROWS); and either those labels are numbers or the cell is a usual name of a label
+    column. A header-less file whose labels are words keeps its first row."""
+    cell = canonical_label(first[label_index])
+    if _NUMBER.fullmatch(cell):
+        return False
+    labels = {canonical_label(row[label_index]) for row in sample if len(row) > abs(label_index)}
+    if cell in labels:
+        return False
+    numeric = bool(labels) and all(_NUMBER.fullmatch(label) for label in labels)
+    return numeric or cell.lower() in LABEL_COLUMN_NAMES
 
 
 def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_header: bool | None) -> Iterator[Example]:
@@ -58,16 +88,34 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
             raise DataError(path, None, None, "the file is empty") from None
         except csv.Error as error:
             raise DataError(path, 1, None, f"malformed row: {error}") from None
+        sample: list[tuple[int, list[str]]] = []
         if has_header is None:
             # named columns imply a header; otherwise guess from the first row's label cell (default position 0)
             named = any(isinstance(f, str) and not f.lstrip("-").isdigit() for f in (text_field, label_field) if f)
-            guess_label = label_field if isinstance(label_field, int) else 0
-            has_header = named or (len(first) > abs(guess_label) and _looks_like_header(first, guess_label))
+            guess_label = int(label_field) if label_field is not None and not named else 0
+            if not named:
+                previous = reader.line_num
+                try:
+                    for row in reader:
+                        sample.append((previous + 1, row))
+                        previous = reader.line_num
+                        if len(sample) >= HEADER_SAMPLE_ROWS:
+                            break
+                except csv.Error as error:
+                    raise DataError(path, previous + 1, None, f"malformed row: {error}") from None
+            rows_after = [row for _, row in sample]
+            has_header = named or (len(first) > abs(guess_label) and _looks_like_header(first, rows_after, guess_label))
         header = first if has_header else None
-        label_i = column(header, label_field, 0, path, "label")
-        text_i = column(header, text_field, 1 if label_i in (0, -len(first)) else 0, path, "text")
         width = len(first)
-        rows: Iterable[tuple[int, list[str]]] = ((1, first),) if not has_header else ()
+        label_i = column(header, label_field, 0, path, "label")
+        text_i = column(header, text_field, 1 if label_i in (0, -width) else 0, path, "text")
+        for index, what in ((label_i, "label"), (text_i, "text")):
+            if not -width <= index < width:
+                hint = " (the row holds a tab: a tab-separated file? pass format tsv)" if "\t" in delimiter.join(
+                    first) and delimiter != "\t" else ""  # fmt: skip
+                raise DataError(path, 1, f"column {index}", f"the {what} column is beyond the row's {width} "
+                                f"field(s){hint}")  # fmt: skip
+        rows: Iterable[tuple[int, list[str]]] = ([(1, first)] if not has_header else []) + sample
         line = 1
         try:
             for number, row in rows_with_lines(rows, reader, start=2):
@@ -76,7 +124,7 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
                     continue  # blank line
                 if len(row) != width:
                     raise DataError(path, number, None, f"expected {width} fields, found {len(row)}: {row[:3]}...")
-                label = row[label_i].strip()
+                label = canonical_label(row[label_i])
                 if not label:
                     field = header[label_i] if header else f"column {label_i}"
                     raise DataError(path, number, field, "empty label")
@@ -98,7 +146,7 @@ def _read_jsonl(path: Path, text_field, label_field, where: dict[str, str] | Non
             raise DataError(path, number, text_field, f"expected a string, got {type(text).__name__}")
         if label is None or isinstance(label, (dict, list)) or str(label).strip() == "":
             raise DataError(path, number, label_field, f"not a usable label: {label!r}")
-        yield Example(text, str(label).strip(), f"{path}:{number}")
+        yield Example(text, canonical_label(str(label)), f"{path}:{number}")
 
 
 def _read_fasttext(path: Path) -> Iterator[Example]:
@@ -114,7 +162,7 @@ def _read_fasttext(path: Path) -> Iterator[Example]:
             label, _, text = line[len(FASTTEXT_PREFIX) :].partition("\t" if "\t" in line else " ")
             if not label:
                 raise DataError(path, number, "label", "empty label")
-            yield Example(text, label, f"{path}:{number}")
+            yield Example(text, canonical_label(label), f"{path}:{number}")
     if empty:
         raise DataError(path, None, None, "the file is empty")
 

@@ -116,39 +116,34 @@ def _load_text(path: Path, wanted: set[str] | None) -> WordVectors:
     dim = None
     result = WordVectors(source=str(path), dim=0)
     exact: set[str] = set()
-    number = 0
-    try:
-        with open_text(path) as f:
-            for number, line in enumerate(f, start=1):
-                line = line.rstrip("\n").rstrip("\r")
-                if not line.strip():
+    # not UTF-8, not really gzip, cut short: open_text raises a DataError naming the line
+    with open_text(path) as f:
+        for number, line in enumerate(f, start=1):
+            line = line.rstrip("\n").rstrip("\r")
+            if not line.strip():
+                continue
+            if number == 1:
+                head = line.split()
+                if len(head) == 2 and all(h.isdigit() for h in head):  # word2vec / fastText header
+                    dim = int(head[1])
                     continue
-                if number == 1:
-                    head = line.split()
-                    if len(head) == 2 and all(h.isdigit() for h in head):  # word2vec / fastText header
-                        dim = int(head[1])
-                        continue
-                # the vector is the last `dim` fields; a word may hold spaces (glove.840B has a few such entries)
-                parts = line.rstrip().split(" ")
-                if dim is None:
-                    dim = len(parts) - 1
-                    if dim < 1:
-                        raise DataError(path, number, "vector", "expected a word followed by numbers")
-                if len(parts) < dim + 1:
-                    raise DataError(path, number, "vector", f"expected {dim} numbers, found {len(parts) - 1}")
-                word = " ".join(parts[: len(parts) - dim])
-                result.file_words += 1
-                key = word.lower()
-                if (wanted is not None and key not in wanted) or not _takes(word, key, result.vectors, exact):
-                    continue
-                try:
-                    result.vectors[key] = np.asarray(parts[len(parts) - dim :], dtype=np.float32)
-                except ValueError:
-                    raise DataError(path, number, "vector", f"not a number in the vector of {word!r}") from None
-    except UnicodeDecodeError as error:
-        raise DataError(path, number + 1, None, f"not UTF-8 text: {error.reason}") from None
-    except (OSError, EOFError) as error:  # a truncated or not-really-gzip .gz
-        raise DataError(path, number + 1, None, f"cannot read: {error}") from None
+            # the vector is the last `dim` fields; a word may hold spaces (glove.840B has a few such entries)
+            parts = line.rstrip().split(" ")
+            if dim is None:
+                dim = len(parts) - 1
+                if dim < 1:
+                    raise DataError(path, number, "vector", "expected a word followed by numbers")
+            if len(parts) < dim + 1:
+                raise DataError(path, number, "vector", f"expected {dim} numbers, found {len(parts) - 1}")
+            word = " ".join(parts[: len(parts) - dim])
+            result.file_words += 1
+            key = word.lower()
+            if (wanted is not None and key not in wanted) or not _takes(word, key, result.vectors, exact):
+                continue
+            try:
+                result.vectors[key] = np.asarray(parts[len(parts) - dim :], dtype=np.float32)
+            except ValueError:
+                raise DataError(path, number, "vector", f"not a number in the vector of {word!r}") from None
     if dim is None:
         raise DataError(path, None, None, "the file is empty")
     result.dim = dim

@@ -161,7 +161,11 @@ class ClassificationTask(Task):
 
     def load_data(self, cfg: ClassificationConfig, report: dict[str, Any]):
         splits = load_splits(cfg, report)
-        return dict(splits=splits, labels=LabelMap.from_examples(splits["train"]))
+        labels = LabelMap.from_examples(splits["train"])
+        for name in ("validation", "test"):  # a label the training data lacks: an error now, not after training
+            for example in splits.get(name, ()):
+                labels.encode(example)
+        return dict(splits=splits, labels=labels)
 
     def baseline(self, cfg: ClassificationConfig, data, out: Path, report: dict[str, Any]):
         if cfg.architecture != "tfidf":
