@@ -103,7 +103,7 @@ def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
     capsys.readouterr()
     assert main(["predict", str(out), "the movie was", "--max-new-tokens", "5"]) == 0
     row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert row["prompt"] == "the movie was" and row["continuation"].strip()
+    assert row["text"] == "the movie was" and row["argument"] == 1 and row["continuation"].strip()
 
 
 def test_lm_command_line_errors(tmp_path):

@@ -51,7 +51,7 @@ def test_evaluate_and_predict(trained, tmp_path, capsys):
     capsys.readouterr()
     assert main(["predict", str(trained), "The minister resigned on Monday. Elections follow in May."]) == 0
     row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert row["document"].startswith("The minister") and isinstance(row["summary"], str)
+    assert row["text"].startswith("The minister") and isinstance(row["summary"], str)
 
 
 def test_lead3_baseline(tmp_path, capsys):

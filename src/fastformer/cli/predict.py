@@ -1,12 +1,13 @@
-"""Predict with a trained folder of any task (the folder says which): a classifier or TF-IDF baseline labels texts
-given here or one per line of a file; a language model continues them; a summarizer (or the Lead-3 baseline)
-summarizes documents; a news recommender ranks the candidates of every impression of a MIND folder (`--data`) into
-the leaderboard's prediction file (`impression_id [rank1,rank2,...]`, 1-based ranks in candidate order)."""
+"""Predict with a trained folder of any task (the folder says which): a classifier or TF-IDF baseline labels texts,
+a language model continues them, a summarizer (or the Lead-3 baseline) summarizes documents; texts come from the
+command line and / or one per line of `--file`. The output streams: one JSON record per input, in order, naming it
+(`"argument": i` or `"line": n`), written as each chunk is done (blank lines get a record marked `"blank": true`), so
+memory stays bounded whatever the file's size. A news recommender ranks the candidates of every impression of a MIND
+folder (`--data`) into the leaderboard's prediction file (`impression_id [rank1,rank2,...]`, 1-based ranks)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 
 HELP = "predict with a trained folder: labels, continuations, summaries or rankings"
 
@@ -14,16 +15,63 @@ HELP = "predict with a trained folder: labels, continuations, summaries or ranki
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model_dir", help="a folder written by `fastformer train`")
     parser.add_argument("texts", nargs="*", help="texts (documents, prompts) to predict for")
-    parser.add_argument("--file", help="a file with one text per line")
+    parser.add_argument("--file", help="a file with one text per line (read as it is predicted)")
     parser.add_argument("--data", help="news: a MIND folder or behaviors.tsv (labels not needed) to rank")
     parser.add_argument("--max-new-tokens", type=int, default=40, help="lm: tokens generated per prompt")
     parser.add_argument("--output", help="write here instead of printing (news: default MODEL_DIR/prediction.txt)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run_news(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from fastformer.data import DataError
+    from fastformer.tasks.news_recommendation import rank_split
+
+    if not args.data:
+        raise SystemExit("fastformer predict: a news recommender ranks a MIND folder: give --data")
+    output = args.output or str(Path(args.model_dir) / "prediction.txt")
+    try:
+        _, report = rank_split(args.model_dir, args.data, output=output)
+    except (DataError, ValueError, OSError) as error:
+        raise SystemExit(f"fastformer predict: {error}") from None
+    print(f"{report.impressions} impressions ranked -> {output}")
+    if report.summary():
+        print(report.summary())
+    return 0
+
+
+def predictor(task: str, architecture: str | None, args: argparse.Namespace):
+    """The folder's model, loaded once: a function from a list of texts to one record each."""
+    if task == "summarize":
+        from fastformer.data.summarization import split_sentences
+        from fastformer.tasks.summarization import generation_settings, load_model, summarize
+
+        if architecture == "lead3":
+            return lambda texts: [dict(summary="\n".join(split_sentences(t)[:3])) for t in texts]
+        model, tokenizer = load_model(args.model_dir)
+        settings = generation_settings(args.model_dir)
+        return lambda texts: [dict(summary=s) for s in summarize(model, tokenizer, texts, settings)]
+    if task == "lm":
+        from fastformer.tasks.language_modeling import continue_texts, load_generator
+
+        model, tokenizer = load_generator(args.model_dir)
+        return lambda texts: [
+            dict(continuation=c) for c in continue_texts(model, tokenizer, texts, max_new_tokens=args.max_new_tokens)
+        ]
+    if architecture == "tfidf":
+        from fastformer.tasks.tfidf_baseline import tfidf_classifier
+
+        return tfidf_classifier(args.model_dir)
+    from fastformer.tasks.classification import Classifier
+
+    return Classifier(args.model_dir)
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from fastformer.cli.inputs import texts_from, write_lines
+    from fastformer.cli.streaming import inputs, stream
     from fastformer.data import DataError
     from fastformer.tasks.registry import NotARunFolder, task_of_folder
 
@@ -32,54 +80,16 @@ def run(args: argparse.Namespace) -> int:
     except NotARunFolder as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     if task == "news":
-        from fastformer.tasks.news_recommendation import rank_split
-
-        if not args.data:
-            raise SystemExit("fastformer predict: a news recommender ranks a MIND folder: give --data")
-        output = args.output or str(Path(args.model_dir) / "prediction.txt")
-        try:
-            _, report = rank_split(args.model_dir, args.data, output=output)
-        except (DataError, ValueError, OSError) as error:
-            raise SystemExit(f"fastformer predict: {error}") from None
-        print(f"{report.impressions} impressions ranked -> {output}")
-        if report.summary():
-            print(report.summary())
-        return 0
+        return run_news(args)
     if args.data:
         raise SystemExit("fastformer predict: --data is for news recommenders; give texts or --file")
-    if task == "summarize":
-        documents = texts_from(args.texts, args.file, "predict", what="documents")
-        summaries = summarize_documents(args.model_dir, documents, architecture)
-        rows = [dict(document=d[:80], summary=s) for d, s in zip(documents, summaries, strict=True)]
-    elif task == "lm":
-        from fastformer.tasks.language_modeling import generate_texts
-
-        prompts = texts_from(args.texts, args.file, "predict", what="prompts")
-        continuations = generate_texts(args.model_dir, prompts, max_new_tokens=args.max_new_tokens)
-        rows = [dict(prompt=p[:80], continuation=c) for p, c in zip(prompts, continuations, strict=True)]
-    else:
-        texts = texts_from(args.texts, args.file, "predict")
-        if architecture == "tfidf":
-            from fastformer.tasks.tfidf_baseline import predict_tfidf
-
-            try:
-                rows = predict_tfidf(args.model_dir, texts)
-            except ValueError as error:
-                raise SystemExit(f"fastformer predict: {error}") from None
-        else:
-            from fastformer.tasks.classification import predict_texts
-
-            rows = predict_texts(args.model_dir, texts)
-    write_lines([json.dumps(r) for r in rows], args.output)
+    if args.file and not Path(args.file).is_file():
+        raise SystemExit(f"fastformer predict: {args.file}: no such file")
+    if not args.texts and not args.file:
+        raise SystemExit("fastformer predict: give texts or --file")
+    try:
+        predict = predictor(task, architecture, args)
+        stream(inputs(args.texts, args.file), predict, args.output, progress=not args.no_progress)
+    except (DataError, ValueError) as error:
+        raise SystemExit(f"fastformer predict: {error}") from None
     return 0
-
-
-def summarize_documents(model_dir: str, documents: list[str], architecture: str | None) -> list[str]:
-    """Summaries from a summarizer folder, or the documents' first three sentences from a Lead-3 folder."""
-    from fastformer.data.summarization import split_sentences
-    from fastformer.tasks.summarization import generation_settings, load_model, summarize
-
-    if architecture == "lead3":
-        return ["\n".join(split_sentences(d)[:3]) for d in documents]
-    model, tokenizer = load_model(model_dir)
-    return summarize(model, tokenizer, documents, generation_settings(model_dir))

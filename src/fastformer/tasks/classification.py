@@ -262,18 +262,28 @@ def load_model(model_dir: str | Path):
     return model, tokenizer, LabelMap([id2label[i] for i in range(len(id2label))])
 
 
+class Classifier:
+    """A trained folder loaded once; called on a list of texts, the label and class probabilities of each."""
+
+    def __init__(self, model_dir: str | Path, max_length: int | None = None):
+        self.model, self.tokenizer, self.labels = load_model(model_dir)
+        self.max_length = max_length or self.model.config.max_position_embeddings
+
+    def __call__(self, texts: list[str]) -> list[dict[str, Any]]:
+        names = self.labels.labels
+        examples = [Example(t, names[0], f"input:{i + 1}") for i, t in enumerate(texts)]
+        dataset = EncodedDataset(examples, self.tokenizer, self.labels, self.max_length)
+        probs = predict_dataset(self.model, dataset, self.tokenizer).softmax(-1)
+        return [
+            dict(
+                text=t[:80],
+                label=names[int(p.argmax())],
+                probabilities={name: round(float(p[j]), 4) for j, name in enumerate(names)},
+            )
+            for t, p in zip(texts, probs, strict=True)
+        ]
+
+
 def predict_texts(model_dir: str | Path, texts: list[str], max_length: int | None = None) -> list[dict[str, Any]]:
     """Label and class probabilities for each text."""
-    model, tokenizer, labels = load_model(model_dir)
-    max_length = max_length or model.config.max_position_embeddings
-    examples = [Example(t, labels.labels[0], f"input:{i + 1}") for i, t in enumerate(texts)]
-    logits = predict_dataset(model, EncodedDataset(examples, tokenizer, labels, max_length), tokenizer)
-    probs = logits.softmax(-1)
-    return [
-        dict(
-            text=t[:80],
-            label=labels.labels[int(p.argmax())],
-            probabilities={name: round(float(p[j]), 4) for j, name in enumerate(labels.labels)},
-        )
-        for t, p in zip(texts, probs, strict=True)
-    ]
+    return Classifier(model_dir, max_length)(texts)

@@ -199,7 +199,11 @@ def load_generator(model_dir: str | Path):
 
 def generate_texts(model_dir: str | Path, prompts: list[str], **generate_kwargs) -> list[str]:
     """Continuations of each prompt (new text only), with `generate()` and its usual arguments."""
-    model, tokenizer = load_generator(model_dir)
+    return continue_texts(*load_generator(model_dir), prompts, **generate_kwargs)
+
+
+def continue_texts(model, tokenizer, prompts: list[str], **generate_kwargs) -> list[str]:
+    """Continuations of each prompt with a loaded model (left padding)."""
     batch = tokenizer(prompts, add_special_tokens=False, padding=True, return_tensors="pt")
     with torch.no_grad():
         out = model.generate(

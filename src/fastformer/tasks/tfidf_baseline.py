@@ -131,15 +131,19 @@ def evaluate_tfidf(model_dir: str | Path, examples: list) -> tuple[dict[str, Any
     return score_examples(*load_tfidf(model_dir), examples)
 
 
-def predict_tfidf(model_dir: str | Path, texts: list[str]) -> list[dict[str, Any]]:
-    """Label and class probabilities of each text, as `classification.predict_texts`."""
+def tfidf_classifier(model_dir: str | Path):
+    """A TF-IDF folder loaded once: a function from texts to label and class probabilities (as `Classifier`)."""
     pipeline, names = load_tfidf(model_dir)
-    probs = pipeline.predict_proba(texts) if texts else []
-    return [
-        dict(
-            text=t[:80],
-            label=names[int(p.argmax())],
-            probabilities={n: round(float(p[j]), 4) for j, n in enumerate(names)},
-        )
-        for t, p in zip(texts, probs, strict=True)
-    ]
+
+    def classify(texts: list[str]) -> list[dict[str, Any]]:
+        probs = pipeline.predict_proba(texts) if texts else []
+        return [
+            dict(
+                text=t[:80],
+                label=names[int(p.argmax())],
+                probabilities={n: round(float(p[j]), 4) for j, n in enumerate(names)},
+            )
+            for t, p in zip(texts, probs, strict=True)
+        ]
+
+    return classify

@@ -1,0 +1,61 @@
+"""Prediction at any scale: inputs read lazily (command-line texts, then the lines of a file), predicted a chunk at a
+time, each record written as soon as its chunk is done. Memory stays bounded whatever the input size, and the output
+has one JSON record per input in input order, naming it (`"argument": i` or `"line": n`) with the text's first 80
+characters; a blank input line gets a record marked `"blank": true` instead of a prediction, so outputs can be
+matched to inputs line by line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+
+CHUNK = 256  # inputs predicted together
+
+
+def inputs(given: list[str], file: str | None) -> Iterator[tuple[str, int, str]]:
+    """(kind, number, text): the texts given as arguments ("argument", 1-based), then every line of `file`
+    ("line", its line number; blank lines included)."""
+    from fastformer.data.files import open_text
+
+    for number, text in enumerate(given, start=1):
+        yield "argument", number, text
+    if file:
+        with open_text(Path(file)) as lines:
+            for number, line in enumerate(lines, start=1):
+                yield "line", number, line.rstrip("\r\n")
+
+
+def stream(
+    records: Iterable[tuple[str, int, str]],
+    predict: Callable[[list[str]], list[dict]],
+    output: str | None,
+    progress: bool = True,
+    chunk: int = CHUNK,
+) -> int:
+    """Write predict(texts of a chunk)'s records, one per input, to `output` (or standard output) as they come.
+    Returns the number of inputs."""
+    from tqdm.auto import tqdm
+
+    out = Path(output).open("w", encoding="utf-8") if output else sys.stdout
+    bar = tqdm(unit=" inputs", file=sys.stderr, disable=not progress or None, dynamic_ncols=True)
+    count = 0
+    try:
+        iterator = iter(records)
+        while batch := list(islice(iterator, chunk)):
+            texts = [text for _, _, text in batch if text.strip()]
+            results = iter(predict(texts) if texts else [])
+            for kind, number, text in batch:
+                record = {kind: number}
+                record.update({"blank": True} if not text.strip() else {"text": text[:80], **next(results)})
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            out.flush()
+            bar.update(len(batch))
+            count += len(batch)
+    finally:
+        bar.close()
+        if output:
+            out.close()
+    return count
