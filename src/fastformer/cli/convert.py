@@ -1,6 +1,6 @@
 """Convert a checkpoint of the authors' notebook (.pt or .safetensors state_dict) into a save_pretrained directory.
 
-The result loads with `AutoModelForSequenceClassification.from_pretrained(OUTPUT)` after `import fastformer`.
+The result loads with `AutoModelForSequenceClassification.from_pretrained(OUTPUT)` after `import fastformer.models`.
 """
 
 from __future__ import annotations

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fastformer.cli import bench, convert, convert_mindrec, demo, evaluate, generate, predict, train
+from fastformer.cli import bench, convert, convert_mindrec, demo, evaluate, export, generate, predict, train
 
 SUBCOMMANDS = {
     "train": train,
     "evaluate": evaluate,
     "predict": predict,
     "generate": generate,
+    "export": export,
     "bench": bench,
     "demo": demo,
     "convert-official": convert,

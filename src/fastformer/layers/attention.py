@@ -222,7 +222,9 @@ class FastformerAttention(nn.Module):
         """
         if state is not None and not self.causal:
             raise ValueError("only a causal FastformerAttention (causal=True) carries a state")
-        if self.implementation == "fused_block":
+        # torch.export traces the plain op (same values): the fused ops' hand-written backward writes into buffers
+        implementation = "eager" if torch.compiler.is_exporting() else self.implementation
+        if implementation == "fused_block":
             return self._fused_block(hidden_states, mask)
         B, N, C = hidden_states.shape
         mixed_query = self.query(hidden_states)  # (B, N, C)
@@ -238,7 +240,7 @@ class FastformerAttention(nn.Module):
             )
             u, new_state = self._causal_attention(q, k, v, w_q, b_q, w_k, b_k, mask, state)
             u = u.transpose(1, 2).reshape(B, N, C)
-        elif self.implementation == "fused":  # the fused op works on (B, N, C): no transposes
+        elif implementation == "fused":  # the fused op works on (B, N, C): no transposes
             u = fastformer_attention_fused(
                 mixed_query, mixed_key, mixed_value, w_q, w_k, mask, num_heads=self.num_heads, b_q=b_q, b_k=b_k
             )

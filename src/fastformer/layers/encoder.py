@@ -81,7 +81,11 @@ class FastformerEncoder(nn.Module):
         if self.position_embeddings is not None:
             if position_ids is None:
                 position_ids = torch.arange(N, device=x.device)[None]
-            last = int(position_ids.max()) if position_ids.numel() else 0
+                last = N - 1  # known from the shape: no data-dependent read, so torch.export traces it
+            elif _tracing():
+                last = -1  # given positions (decoding) are not read back while compiling or exporting
+            else:
+                last = int(position_ids.max()) if position_ids.numel() else 0
             if last >= self.max_position_embeddings:
                 raise ValueError(
                     f"position {last} is beyond max_position_embeddings {self.max_position_embeddings}; "
@@ -109,3 +113,8 @@ class FastformerEncoder(nn.Module):
             if all_states is not None:
                 all_states[-1] = x
         return x, (tuple(all_states) if all_states is not None else None)
+
+
+def _tracing() -> bool:
+    """Inside torch.compile or torch.export, where reading a tensor's value back to Python breaks the graph."""
+    return torch.compiler.is_compiling() or torch.compiler.is_exporting()

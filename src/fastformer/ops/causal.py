@@ -81,7 +81,9 @@ def _prefix_softmax_average(s: torch.Tensor, lse: torch.Tensor, x: torch.Tensor,
     s: (R, N) finite scores; lse: (R, N) = logcumsumexp(s); x: (R, N, D). Returns (R, N, D). Exponents are <= 0.
     """
     R, N = s.shape
-    if N <= chunk:  # one block: the lower-triangular weight matrix itself
+    # torch.export: one block whatever N (the chunk recursion branches on N, which a dynamic length cannot); exact,
+    # at O(N^2) memory per row for an exported program's prompt
+    if torch.compiler.is_exporting() or N <= chunk:  # one block: the lower-triangular weight matrix itself
         # The upper triangle is masked before exp: exp(s_j - lse_i), j > i, may overflow, and 0 * inf = NaN in backward.
         weights = torch.exp((s[:, None, :] - lse[:, :, None]).masked_fill(~_tril(N, s.device), float("-inf")))
         return weights @ x

@@ -1,0 +1,93 @@
+"""Export a trained classifier (or language model) folder as a `torch.export` program: OUT/model.pt2 takes
+`input_ids` and `attention_mask` of any batch size and any length up to the model's positions, and needs neither
+fastformer nor transformers to run, only torch. The tokenizer and config.json are copied beside it. With `--onnx`,
+an ONNX file too, where `torch.onnx.export(dynamo=True)` succeeds (it needs the onnx and onnxscript packages).
+
+Serving it:  program = torch.export.load("OUT/model.pt2").module()
+             logits = program(input_ids=ids, attention_mask=mask)   # ids, mask: (batch, length) int64
+"""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "export a trained folder as a torch.export program (and ONNX)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model_dir", help="a classifier or language-model folder written by `fastformer train`")
+    parser.add_argument("output_dir", help="new folder for model.pt2, the tokenizer and config.json")
+    parser.add_argument("--onnx", action="store_true", help="also write model.onnx (needs onnx and onnxscript)")
+
+
+def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
+    """Export `model_dir` into `output_dir`; returns what was written."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    import torch
+    from torch.export import Dim
+    from transformers import AutoTokenizer
+
+    from fastformer.tasks.registry import task_of_folder
+
+    task, architecture = task_of_folder(model_dir)
+    if task == "classification" and architecture != "tfidf":
+        from fastformer.tasks.classification import load_model
+
+        model = load_model(model_dir)[0]
+    elif task == "lm" and architecture != "gpt2":
+        from fastformer.tasks.language_modeling import load_generator
+
+        model = load_generator(model_dir)[0]
+    else:
+        raise ValueError(f"{model_dir}: a {architecture or task} folder; export takes Fastformer classifiers and "
+                         "language models")  # fmt: skip
+    out = Path(output_dir)
+    if out.exists() and any(out.iterdir()):
+        raise ValueError(f"{out}: not empty; export writes into a new folder")
+    out.mkdir(parents=True, exist_ok=True)
+
+    class Logits(torch.nn.Module):  # plain tensors in and out: what a server feeds and reads
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask):
+            return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
+
+    wrapped = Logits(model.eval())
+    positions = model.config.max_position_embeddings
+    example = dict(input_ids=torch.ones(2, min(8, positions), dtype=torch.long),
+                   attention_mask=torch.ones(2, min(8, positions), dtype=torch.long))  # fmt: skip
+    batch, length = Dim("batch", min=1, max=4096), Dim("length", min=2, max=positions)
+    shapes = dict(input_ids={0: batch, 1: length}, attention_mask={0: batch, 1: length})
+    with torch.no_grad():
+        program = torch.export.export(wrapped, (), example, dynamic_shapes=shapes)
+    torch.export.save(program, out / "model.pt2")
+    AutoTokenizer.from_pretrained(model_dir).save_pretrained(out)
+    shutil.copy(Path(model_dir) / "config.json", out / "config.json")
+    written = dict(program="model.pt2", task=task, inputs=["input_ids", "attention_mask"], max_length=positions)
+    if onnx:
+        try:
+            torch.onnx.export(wrapped, (), str(out / "model.onnx"), kwargs=example, dynamo=True,
+                              dynamic_shapes=shapes)  # fmt: skip
+            written["onnx"] = "model.onnx"
+        except Exception as error:  # missing packages or an unsupported op: say so, keep the torch.export program
+            written["onnx_skipped"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    (out / "export.json").write_text(json.dumps(written, indent=2))
+    return written
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from fastformer.tasks.registry import NotARunFolder
+
+    try:
+        written = export_folder(args.model_dir, args.output_dir, onnx=args.onnx)
+    except (NotARunFolder, ValueError, OSError) as error:
+        raise SystemExit(f"fastformer export: {error}") from None
+    print(json.dumps(written), f"-> {args.output_dir}")
+    return 0

@@ -1,0 +1,73 @@
+"""torch.export of the encoder heads, static and dynamic sequence length, with outputs equal to eager ones."""
+
+import pytest
+import torch
+from torch.export import Dim
+
+from fastformer.models.fastformer import (
+    FastformerConfig,
+    FastformerForCausalLM,
+    FastformerForSequenceClassification,
+    FastformerModel,
+)
+
+HEADS = {
+    "base": (FastformerModel, {}, "last_hidden_state"),
+    "classifier": (FastformerForSequenceClassification, dict(num_labels=3), "logits"),
+    "causal-lm": (FastformerForCausalLM, dict(causal=True), "logits"),
+}
+
+
+def _inputs(B, N, seed):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1, 50, (B, N), generator=g)
+    mask = torch.ones(B, N, dtype=torch.long)
+    mask[0, N - 3 :] = 0  # padding in the batch
+    return dict(input_ids=ids.masked_fill(mask == 0, 0), attention_mask=mask)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("head", list(HEADS))
+def test_exported_program_equals_eager(head, dynamic):
+    cls, extra, key = HEADS[head]
+    torch.manual_seed(0)
+    config = FastformerConfig(vocab_size=50, hidden_size=16, num_attention_heads=2, intermediate_size=16,
+                              max_position_embeddings=64, **extra)  # fmt: skip
+    model = cls(config).eval()
+    example = _inputs(2, 9, 0)
+    shapes = None
+    if dynamic:
+        seq = Dim("seq", min=2, max=64)
+        shapes = dict(input_ids={1: seq}, attention_mask={1: seq})
+    program = torch.export.export(model, (), example, dynamic_shapes=shapes)
+    for inputs in [example] + ([_inputs(2, 17, 1), _inputs(2, 4, 2)] if dynamic else []):
+        with torch.no_grad():
+            expected = getattr(model(**inputs), key)
+            got = program.module()(**inputs)
+        got = getattr(got, key) if hasattr(got, key) else got[0]
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_fastformer_export_writes_a_program_whose_logits_equal_the_folders(tmp_path, capsys):
+    from transformers import AutoTokenizer
+
+    from fastformer.cli.main import main
+    from fastformer.tasks.classification import load_model
+
+    run = tmp_path / "run"
+    tiny = ["--max-train-examples", "64", "--max-eval-examples", "16", "--epochs", "1", "--vocab-size", "200",
+            "--max-length", "48", "--model", "hidden_size=16", "--model", "num_attention_heads=2",
+            "--model", "intermediate_size=16", "--no-progress"]  # fmt: skip
+    assert main(["train", "--output-dir", str(run), *tiny]) == 0
+    assert main(["export", str(run), str(tmp_path / "exported"), "--onnx"]) == 0
+    program = torch.export.load(tmp_path / "exported" / "model.pt2").module()
+    tokenizer = AutoTokenizer.from_pretrained(tmp_path / "exported")
+    batch = tokenizer(["w1 w2 mark2x0 w3", "w5 mark1x1 w7 w8 w9 w10 w11"], padding=True, return_tensors="pt",
+                      add_special_tokens=False)  # fmt: skip
+    model = load_model(run)[0]
+    with torch.no_grad():
+        expected = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+    got = program(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(SystemExit, match="not empty"):
+        main(["export", str(run), str(tmp_path / "exported")])
