@@ -119,3 +119,25 @@ def test_save_pretrained_and_auto_class(tmp_path, decoder_type):
     decoder_ids = torch.randint(5, 60, (3, 5))
     kwargs = dict(input_ids=ids, attention_mask=mask, decoder_input_ids=decoder_ids)
     torch.testing.assert_close(loaded(**kwargs).logits, model(**kwargs).logits, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("decoder_type", ["transformer", "fastformer"])
+def test_an_untied_output_layer_is_saved_and_loaded(decoder_type, tmp_path):
+    """With tie_word_embeddings=False the output layer is a weight of its own: it must survive save / load (it was
+    left out of the file, and reloaded at random)."""
+    from fastformer.models.fastformer import FastformerConfig, FastformerForConditionalGeneration
+
+    torch.manual_seed(0)
+    config = FastformerConfig(vocab_size=40, hidden_size=16, num_attention_heads=2, intermediate_size=16,
+                              decoder_layers=1, max_target_positions=16, bos_token_id=1, eos_token_id=2,
+                              decoder_type=decoder_type, tie_word_embeddings=False)  # fmt: skip
+    model = FastformerForConditionalGeneration(config).eval()
+    assert model.lm_head.weight.data_ptr() != model.get_input_embeddings().weight.data_ptr()
+    model.save_pretrained(tmp_path)
+    loaded = FastformerForConditionalGeneration.from_pretrained(tmp_path).eval()
+    ids, labels = torch.randint(3, 40, (2, 7)), torch.randint(3, 40, (2, 5))
+    with torch.no_grad():
+        torch.testing.assert_close(
+            loaded(input_ids=ids, labels=labels).logits, model(input_ids=ids, labels=labels).logits
+        )
+    torch.testing.assert_close(loaded.lm_head.weight, model.lm_head.weight)

@@ -124,6 +124,9 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
             self.decoder = BartDecoder(decoder_config(config))
             self.decoder.embed_tokens = self.fastformer.word_embeddings  # one table for source, target and output
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        if not config.tie_word_embeddings:  # an output layer of its own: saved, loaded and reported like any weight
+            self._tied_weights_keys = {k: v for k, v in self._tied_weights_keys.items() if k != "lm_head.weight"}
+            self._keys_to_ignore_on_save = [k for k in self._keys_to_ignore_on_save if k != "lm_head.weight"]
         self.post_init()
 
     @property
