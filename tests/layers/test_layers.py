@@ -200,3 +200,31 @@ def test_the_attention_path_is_one_explicit_validated_setting():
         FastformerAttention(32, 4, interaction="add", implementation="fused")
     with pytest.raises(ValueError, match="implementation must be one of"):
         FastformerAttention(32, 4, implementation="flash")
+
+
+@pytest.mark.parametrize("interaction", ["product", "add", "concat"])
+def test_pooling_weights_recompose_the_layers_output(interaction):
+    """alpha and beta (AdditiveAttention) are the weights the layer pools with: summing with them by hand gives the
+    layer's own output; each sums to 1 over the real tokens and is 0 at padding."""
+    from fastformer.layers.attention import FastformerAttention
+
+    torch.manual_seed(0)
+    layer = FastformerAttention(16, 4, interaction=interaction, query_value_sharing=False).double()
+    x = torch.randn(2, 6, 16, dtype=torch.float64)
+    mask = torch.arange(6)[None] < torch.tensor([[6], [4]])
+    alpha, beta = layer.pooling_weights(x, mask)
+    assert alpha.shape == beta.shape == (2, 4, 6)
+    torch.testing.assert_close(alpha.sum(-1), torch.ones(2, 4, dtype=torch.float64))
+    assert (alpha[1, :, 4:] == 0).all() and (beta[1, :, 4:] == 0).all()
+    heads = lambda t: t.view(2, 6, 4, 4).transpose(1, 2)  # noqa: E731
+    q, k, v = heads(layer.query(x)), heads(layer.key(x)), heads(layer.value(x))
+    q_global = torch.einsum("bhn,bhnd->bhd", alpha, q)
+    if interaction == "concat":
+        p, mix = layer.key_interaction(q_global, k), layer.value_interaction
+    else:
+        p = q_global[:, :, None] * k if interaction == "product" else q_global[:, :, None] + k
+        mix = (lambda g, t: g[:, :, None] * t) if interaction == "product" else (lambda g, t: g[:, :, None] + t)
+    k_global = torch.einsum("bhn,bhnd->bhd", beta, p)
+    u = mix(k_global, v).masked_fill(~mask[:, None, :, None], 0).transpose(1, 2).reshape(2, 6, 16)
+    expected = layer.transform(u) + layer.query(x)
+    torch.testing.assert_close(expected[mask], layer(x, mask)[mask])

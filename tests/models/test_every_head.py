@@ -228,3 +228,20 @@ def test_decoder_sizes_resolve_to_numbers():
     decoder = config.get_text_config(decoder=True)
     assert isinstance(decoder.decoder_attention_heads, int) and isinstance(decoder.decoder_ffn_dim, int)
     assert FastformerConfig(**BASE, decoder_attention_heads=4).decoder_attention_heads == 4
+
+
+@pytest.mark.parametrize("head", ["base", "sequence-classification"])
+def test_output_attentions_gives_each_layers_alpha_and_beta(head):
+    model, make_inputs, _ = build(head)
+    inputs = {k: v for k, v in make_inputs(LENGTHS).items() if k != "labels"}
+    with torch.no_grad():
+        out = model(**inputs, output_attentions=True)
+        plain = model(**inputs)
+    weights = out.additive_attentions
+    assert plain.additive_attentions is None and len(weights) == BASE["num_hidden_layers"]
+    for alpha, beta in weights:
+        assert alpha.shape == beta.shape == (3, BASE["num_attention_heads"], max(LENGTHS))
+        torch.testing.assert_close(alpha.sum(-1), torch.ones_like(alpha.sum(-1)))
+        assert (alpha[1, :, LENGTHS[1] :] == 0).all()  # padding gets no weight
+    with pytest.raises(ValueError, match="head_mask is not supported"):
+        model(**inputs, head_mask=torch.ones(2, 2))

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 from torch import nn
 
 from fastformer.ops.causal import CausalPoolState, causal_fastformer_attention, causal_fastformer_step
-from fastformer.ops.fastformer_attention import additive_pool, fastformer_attention, head_scores
+from fastformer.ops.fastformer_attention import (
+    accumulation_dtype,
+    additive_pool,
+    fastformer_attention,
+    head_scores,
+    masked_softmax,
+)
 from fastformer.ops.fused import fastformer_attention_fused
 from fastformer.ops.fused_block import fastformer_block_fused
 
@@ -48,6 +55,16 @@ def attention_implementation(
     if requested != "eager" and needs[requested]:
         raise ValueError(f"implementation {requested!r} needs {', '.join(needs[requested])}")
     return requested
+
+
+class AdditiveAttention(NamedTuple):
+    """What a Fastformer attention layer attends with, in place of a softmax attention map: the two additive
+    poolings' weights. query: alpha (B, H, N), the weight of each token in the global query; key: beta (B, H, N),
+    the weight of each token (mixed with the global query) in the global key. Each sums to 1 over the real tokens of
+    a sequence and is 0 at padding."""
+
+    query: torch.Tensor
+    key: torch.Tensor
 
 
 class PerHeadLinear(nn.Module):
@@ -202,6 +219,32 @@ class FastformerAttention(nn.Module):
             self.transform.weight, self.transform.bias, None if dense is None else dense.weight,
             None if dense is None else dense.bias, mask, num_heads=self.num_heads, b_q=b_q, b_k=b_k,
         )  # fmt: skip
+
+    def pooling_weights(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None) -> AdditiveAttention:
+        """The additive-attention weights (alpha, beta) this layer applies to `hidden_states` (B, N, hidden), in the
+        accumulation dtype; recomputed from the projections (forward's fused paths never form them)."""
+        if self.causal:
+            raise ValueError("a causal layer pools a different prefix at every token: it has no one alpha and beta")
+        B, N, C = hidden_states.shape
+        acc = accumulation_dtype(hidden_states.dtype)
+        q, k = (
+            t.view(B, N, self.num_heads, self.head_size).transpose(1, 2).to(acc)
+            for t in (self.query(hidden_states), self.key(hidden_states))
+        )
+        w_q, b_q = self.scoring_weights("query")
+        w_k, b_k = self.scoring_weights("key")
+        w_q, w_k = w_q.to(acc), w_k.to(acc)
+        b_q, b_k = (None if b is None else b.to(acc) for b in (b_q, b_k))
+        scale = 1.0 / math.sqrt(self.head_size)
+        mask3 = None if mask is None else mask[:, None, :]
+        alpha_scores = head_scores(q, w_q, b_q, scale)
+        q_global = additive_pool(q, alpha_scores, mask3)  # (B, H, D)
+        if self.interaction == "concat":
+            p = self.key_interaction(q_global, k)
+        else:
+            p = q_global[:, :, None, :] * k if self.interaction == "product" else q_global[:, :, None, :] + k
+        beta = masked_softmax(head_scores(p, w_k, b_k, scale), mask3)
+        return AdditiveAttention(query=masked_softmax(alpha_scores, mask3), key=beta)
 
     def _causal_attention(self, q, k, v, w_q, b_q, w_k, b_k, mask, state):
         kw = dict(b_q=b_q, b_k=b_k, interaction=self.interaction)

@@ -67,6 +67,7 @@ class FastformerEncoder(nn.Module):
         *,
         position_ids: torch.Tensor | None = None,
         states: list | None = None,
+        attention_weights: list | None = None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
         """inputs_embeds: (B, N, hidden); mask: (B, N) bool or None.
 
@@ -74,6 +75,8 @@ class FastformerEncoder(nn.Module):
             positions of its new tokens.
         states: causal stacks only: a list with one CausalPoolState (or None = nothing read yet) per depth, read and
             replaced in place with the states after these tokens.
+        attention_weights: a list to receive each layer's `AdditiveAttention` (alpha, beta), first layer first; the
+            return value does not change with it.
         Returns (last hidden state, all hidden states incl. the embeddings' output if requested, else None).
         """
         B, N, _ = inputs_embeds.shape
@@ -100,6 +103,8 @@ class FastformerEncoder(nn.Module):
             raise ValueError(f"states must hold one entry per depth ({self.num_layers}), got {len(states)}")
         for depth in range(self.num_layers):
             layer = self.layer_at(depth)
+            if attention_weights is not None:
+                attention_weights.append(layer.pooling_weights(x, mask))
             if layer.carries_state:
                 x, state = layer(x, mask, None if states is None else states[depth])
                 if states is not None:

@@ -12,7 +12,7 @@ from transformers import initialization as init
 from transformers.modeling_outputs import BaseModelOutputWithPooling, SequenceClassifierOutput
 from transformers.utils import ModelOutput
 
-from fastformer.layers.attention import FastformerAttention, PerHeadLinear
+from fastformer.layers.attention import AdditiveAttention, FastformerAttention, PerHeadLinear
 from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.pooling import AttentionPooling
 from fastformer.models.fastformer.cache import FastformerCache, real_token_positions
@@ -55,9 +55,30 @@ def padding_mask(
 
 @dataclass
 class FastformerModelOutput(BaseModelOutputWithPooling):
-    """BaseModelOutputWithPooling plus, for causal models, the decoding state after these tokens."""
+    """BaseModelOutputWithPooling plus, for causal models, the decoding state after these tokens, and with
+    output_attentions=True each layer's additive-attention weights (`AdditiveAttention`: alpha and beta, each
+    (B, heads, N)) in place of attention maps, which Fastformer does not form."""
 
     cache: FastformerCache | None = None
+    additive_attentions: tuple[AdditiveAttention, ...] | None = None
+
+
+@dataclass
+class FastformerSequenceClassifierOutput(SequenceClassifierOutput):
+    """SequenceClassifierOutput plus `additive_attentions` (see FastformerModelOutput)."""
+
+    additive_attentions: tuple[AdditiveAttention, ...] | None = None
+
+
+UNSUPPORTED = ("head_mask", "cross_attn_head_mask", "decoder_head_mask")
+
+
+def refuse_unsupported(kwargs: dict) -> None:
+    """A clear error for an argument of transformers' conventions that these models do not take (instead of
+    swallowing it in **kwargs and computing something else)."""
+    for name in UNSUPPORTED:
+        if kwargs.get(name) is not None:
+            raise ValueError(f"{name} is not supported by Fastformer models (its attention has no per-head map)")
 
 
 @dataclass
@@ -112,6 +133,7 @@ class FastformerModel(FastformerPreTrainedModel):
         return_dict: bool | None = None,
         cache: FastformerCache | None = None,
         use_cache: bool | None = None,
+        output_attentions: bool | None = None,
         **kwargs,
     ) -> FastformerModelOutput | tuple:
         """input_ids (B, N) or inputs_embeds (B, N, hidden); attention_mask (B, N), 1 = real token.
@@ -122,6 +144,7 @@ class FastformerModel(FastformerPreTrainedModel):
         """
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("pass exactly one of input_ids and inputs_embeds")
+        refuse_unsupported(kwargs)
         if output_hidden_states is None:
             output_hidden_states = self.config.output_hidden_states
         return_dict = return_dict if return_dict is not None else self.config.return_dict
@@ -143,18 +166,29 @@ class FastformerModel(FastformerPreTrainedModel):
             position_ids = cache.advance(real)
         elif causal and mask is not None:
             position_ids = real_token_positions(mask)
+        if output_attentions is None:
+            output_attentions = self.config.output_attentions
+        weights = [] if output_attentions else None
+        if weights is not None and causal:
+            raise ValueError("output_attentions: a causal model pools a different prefix at every token")
         hidden, all_hidden = self.encoder(
             inputs_embeds,
             mask,
             output_hidden_states=bool(output_hidden_states),
             position_ids=position_ids,
             states=None if cache is None else cache.states,
+            attention_weights=weights,
         )
         pooled = self.pooler(hidden, mask) if self.pooler is not None else None
+        weights = tuple(weights) if weights is not None else None
         if not return_dict:
-            return tuple(t for t in (hidden, pooled, all_hidden, cache) if t is not None)
+            return tuple(t for t in (hidden, pooled, all_hidden, cache, weights) if t is not None)
         return FastformerModelOutput(
-            last_hidden_state=hidden, pooler_output=pooled, hidden_states=all_hidden, cache=cache
+            last_hidden_state=hidden,
+            pooler_output=pooled,
+            hidden_states=all_hidden,
+            cache=cache,
+            additive_attentions=weights,
         )
 
 
@@ -181,18 +215,30 @@ class FastformerForSequenceClassification(FastformerPreTrainedModel):
         labels: torch.Tensor | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        output_attentions: bool | None = None,
         **kwargs,
-    ) -> SequenceClassifierOutput | tuple:
+    ) -> FastformerSequenceClassifierOutput | tuple:
         return_dict = return_dict if return_dict is not None else self.config.return_dict
+        refuse_unsupported(kwargs)
         outputs = self.fastformer(
-            input_ids, attention_mask, inputs_embeds, output_hidden_states=output_hidden_states, return_dict=True
+            input_ids,
+            attention_mask,
+            inputs_embeds,
+            output_hidden_states=output_hidden_states,
+            output_attentions=output_attentions,
+            return_dict=True,
         )
         logits = self.classifier(self.dropout(outputs.pooler_output))  # (B, num_labels)
         loss = None if labels is None else self._loss(logits, labels)
         if not return_dict:
             out = (logits,) + ((outputs.hidden_states,) if outputs.hidden_states is not None else ())
             return ((loss,) + out) if loss is not None else out
-        return SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states)
+        return FastformerSequenceClassifierOutput(
+            loss=loss,
+            logits=logits,
+            hidden_states=outputs.hidden_states,
+            additive_attentions=outputs.additive_attentions,
+        )
 
     def _loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         if self.config.problem_type is None:
