@@ -245,3 +245,34 @@ def test_output_attentions_gives_each_layers_alpha_and_beta(head):
         assert (alpha[1, :, LENGTHS[1] :] == 0).all()  # padding gets no weight
     with pytest.raises(ValueError, match="head_mask is not supported"):
         model(**inputs, head_mask=torch.ones(2, 2))
+
+
+@pytest.mark.parametrize("head", ["base", "sequence-classification", "causal-lm", "seq2seq"])
+def test_hidden_states_from_every_head(head):
+    model, make_inputs, _ = build(head)
+    with torch.no_grad():
+        out = model(**make_inputs(LENGTHS), output_hidden_states=True, return_dict=True)
+    layers = BASE["num_hidden_layers"]
+    if head == "seq2seq":
+        assert len(out.encoder_hidden_states) == layers + 1
+        assert len(out.decoder_hidden_states) == model.config.decoder_layers + 1
+        assert out.decoder_hidden_states[-1].shape[-1] == HIDDEN
+    else:
+        assert len(out.hidden_states) == layers + 1 and out.hidden_states[0].shape[-1] == HIDDEN
+
+
+@pytest.mark.parametrize(
+    "decoding", [dict(), dict(do_sample=True), dict(num_beams=3)], ids=["greedy", "sample", "beam"]
+)
+@pytest.mark.parametrize("head, extra", [("causal-lm", {}), ("seq2seq", {}),
+                                         ("seq2seq", dict(decoder_type="fastformer"))], ids=["lm", "seq2seq", "seq2seq-ff"])  # fmt: skip
+def test_generate_returns_dict_outputs_with_scores_and_hidden_states(head, extra, decoding):
+    model, _, _ = build(head, **extra)
+    ids, mask = _ids([6, 4], seed=3, left=head == "causal-lm")
+    with torch.no_grad():
+        out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=3, pad_token_id=0,
+                             return_dict_in_generate=True, output_scores=True, output_hidden_states=True,
+                             **decoding)  # fmt: skip
+    assert len(out.scores) == 3 and out.scores[0].shape[-1] == VOCAB
+    hidden = out.decoder_hidden_states if head == "seq2seq" else out.hidden_states
+    assert hidden is not None and len(hidden) == 3

@@ -144,7 +144,10 @@ class FastformerDecoder(nn.Module):
         position_ids: torch.Tensor | None = None,
         states: list | None = None,
         memory_kv: list | None = None,
+        hidden_states: list | None = None,
     ) -> torch.Tensor:
+        """(B, T, hidden) target embeddings -> (B, T, hidden). `hidden_states`, a list, receives the embeddings'
+        output and each layer's (the return value does not change with it)."""
         B, T, _ = inputs_embeds.shape
         if position_ids is None:
             position_ids = torch.arange(T, device=inputs_embeds.device)[None]
@@ -158,6 +161,10 @@ class FastformerDecoder(nn.Module):
             memory_kv = self.project_memory(memory)
         if states is None:
             states = [None] * self.num_layers
+        if hidden_states is not None:
+            hidden_states.append(x)
         for depth, layer in enumerate(self.layers):
             x, states[depth] = layer(x, mask, memory_kv[depth], memory_mask, states[depth])
+            if hidden_states is not None:
+                hidden_states.append(x)
         return x

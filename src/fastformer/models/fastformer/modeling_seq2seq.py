@@ -17,6 +17,7 @@ from fastformer.models.fastformer.modeling_fastformer import (
     FastformerModel,
     FastformerPreTrainedModel,
     factorised_embedding_size,
+    refuse_unsupported,
 )
 from fastformer.presets import attention_kwargs
 
@@ -173,6 +174,7 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         use_cache: bool | None = None,
         return_dict: bool | None = None,
         logits_to_keep: int = 0,
+        output_hidden_states: bool | None = None,
         **kwargs,
     ) -> Seq2SeqLMOutput | tuple:
         """input_ids / attention_mask (B, N): the source; decoder_input_ids (B, T); labels (B, T), -100 ignored.
@@ -180,8 +182,13 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         encoder_outputs: the encoder's output when already computed (generate() runs the encoder once); cache: the
         decoder's key/value cache (an EncoderDecoderCache, made by generate() or when use_cache is set)."""
         return_dict = return_dict if return_dict is not None else self.config.return_dict
+        refuse_unsupported(kwargs)
+        if output_hidden_states is None:
+            output_hidden_states = self.config.output_hidden_states
         if encoder_outputs is None:
-            encoder_outputs = self.fastformer(input_ids, attention_mask, return_dict=True)
+            encoder_outputs = self.fastformer(
+                input_ids, attention_mask, output_hidden_states=output_hidden_states, return_dict=True
+            )
         elif isinstance(encoder_outputs, tuple):
             encoder_outputs = BaseModelOutput(last_hidden_state=encoder_outputs[0])
         if labels is not None:
@@ -192,8 +199,11 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         if source_mask is None and input_ids is not None and self.config.pad_token_id is not None:
             source_mask = (input_ids != self.config.pad_token_id).long()
         memory = encoder_outputs.last_hidden_state
+        decoder_hidden = [] if output_hidden_states else None
         if self._fastformer_decoder:
-            hidden, cache = self._decode_fastformer(decoder_input_ids, memory, source_mask, cache, use_cache)
+            hidden, cache = self._decode_fastformer(
+                decoder_input_ids, memory, source_mask, cache, use_cache, decoder_hidden
+            )
         else:
             decoded = self.decoder(
                 input_ids=decoder_input_ids,
@@ -202,8 +212,11 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
                 encoder_attention_mask=source_mask,
                 cache=cache,
                 use_cache=use_cache,
+                output_hidden_states=bool(output_hidden_states),
             )
             hidden, cache = decoded.last_hidden_state, decoded.cache
+            if output_hidden_states:
+                decoder_hidden = list(decoded.hidden_states)
         if logits_to_keep:
             hidden = hidden[:, -logits_to_keep:]
         logits = self.lm_head(hidden)  # (B, T, vocab)
@@ -221,14 +234,17 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
             logits=logits,
             cache=cache,
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,
+            encoder_hidden_states=getattr(encoder_outputs, "hidden_states", None) if output_hidden_states else None,
+            decoder_hidden_states=tuple(decoder_hidden) if decoder_hidden is not None else None,
         )
 
-    def _decode_fastformer(self, decoder_input_ids, memory, source_mask, cache, use_cache):
-        """(hidden states, cache) of the causal Fastformer decoder; with a cache, the new tokens continue its state."""
+    def _decode_fastformer(self, decoder_input_ids, memory, source_mask, cache, use_cache, hidden_states=None):
+        """(hidden states, cache) of the causal Fastformer decoder; with a cache, the new tokens continue its state.
+        `hidden_states`, a list, receives every layer's output."""
         embeds = self.fastformer.word_embeddings(decoder_input_ids)  # (B, T, hidden)
         source_mask = None if source_mask is None else source_mask.bool()
         if cache is None and not use_cache:
-            return self.decoder(embeds, memory, source_mask), None
+            return self.decoder(embeds, memory, source_mask, hidden_states=hidden_states), None
         if cache is None:
             cache = FastformerSeq2SeqCache(self.decoder.num_layers)
         if cache.memory_kv is None:
@@ -236,6 +252,7 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         real = torch.ones(decoder_input_ids.shape, dtype=torch.bool, device=embeds.device)  # targets are not padded
         positions = cache.advance(real)
         hidden = self.decoder(
-            embeds, memory, source_mask, position_ids=positions, states=cache.states, memory_kv=cache.memory_kv
-        )
+            embeds, memory, source_mask, position_ids=positions, states=cache.states, memory_kv=cache.memory_kv,
+            hidden_states=hidden_states,
+        )  # fmt: skip
         return hidden, cache
