@@ -261,18 +261,24 @@ def test_hidden_states_from_every_head(head):
         assert len(out.hidden_states) == layers + 1 and out.hidden_states[0].shape[-1] == HIDDEN
 
 
-@pytest.mark.parametrize(
-    "decoding", [dict(), dict(do_sample=True), dict(num_beams=3)], ids=["greedy", "sample", "beam"]
-)
-@pytest.mark.parametrize("head, extra", [("causal-lm", {}), ("seq2seq", {}),
-                                         ("seq2seq", dict(decoder_type="fastformer"))], ids=["lm", "seq2seq", "seq2seq-ff"])  # fmt: skip
-def test_generate_returns_dict_outputs_with_scores_and_hidden_states(head, extra, decoding):
+DECODINGS = {"greedy": {}, "sample": dict(do_sample=True), "beam": dict(num_beams=3)}
+DECODERS = {
+    "lm": ("causal-lm", {}),
+    "seq2seq": ("seq2seq", {}),
+    "seq2seq-ff": ("seq2seq", dict(decoder_type="fastformer")),
+}
+
+
+@pytest.mark.parametrize("decoding", list(DECODINGS))
+@pytest.mark.parametrize("decoder", list(DECODERS))
+def test_generate_returns_dict_outputs_with_scores_and_hidden_states(decoder, decoding):
+    head, extra = DECODERS[decoder]
     model, _, _ = build(head, **extra)
     ids, mask = _ids([6, 4], seed=3, left=head == "causal-lm")
     with torch.no_grad():
         out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=3, pad_token_id=0,
                              return_dict_in_generate=True, output_scores=True, output_hidden_states=True,
-                             **decoding)  # fmt: skip
+                             **DECODINGS[decoding])  # fmt: skip
     assert len(out.scores) == 3 and out.scores[0].shape[-1] == VOCAB
     hidden = out.decoder_hidden_states if head == "seq2seq" else out.hidden_states
     assert hidden is not None and len(hidden) == 3
