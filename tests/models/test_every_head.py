@@ -282,3 +282,15 @@ def test_generate_returns_dict_outputs_with_scores_and_hidden_states(decoder, de
     assert len(out.scores) == 3 and out.scores[0].shape[-1] == VOCAB
     hidden = out.decoder_hidden_states if head == "seq2seq" else out.hidden_states
     assert hidden is not None and len(hidden) == 3
+
+
+@pytest.mark.parametrize("head", ["causal-lm", "seq2seq"])
+def test_forward_honours_the_configs_use_cache(head):
+    for use_cache in (True, False):
+        model, make_inputs, _ = build(head, use_cache=use_cache)
+        inputs = {k: v for k, v in make_inputs(LENGTHS).items() if head == "seq2seq" or k != "labels"}
+        if head == "seq2seq":  # decoder inputs without labels (labels turn the cache off: training)
+            inputs["decoder_input_ids"] = model.prepare_decoder_input_ids_from_labels(inputs.pop("labels").clamp_min(0))
+        with torch.no_grad():
+            out = model(**inputs, return_dict=True)
+        assert (out.cache is not None) == use_cache

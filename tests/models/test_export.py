@@ -14,7 +14,7 @@ from fastformer.models.fastformer import (
 HEADS = {
     "base": (FastformerModel, {}, "last_hidden_state"),
     "classifier": (FastformerForSequenceClassification, dict(num_labels=3), "logits"),
-    "causal-lm": (FastformerForCausalLM, dict(causal=True), "logits"),
+    "causal-lm": (FastformerForCausalLM, dict(causal=True, use_cache=False), "logits"),  # logits only: no state
 }
 
 

@@ -49,13 +49,15 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
         raise ValueError(f"{out}: not empty; export writes into a new folder")
     out.mkdir(parents=True, exist_ok=True)
 
+    extra = dict(use_cache=False) if task == "lm" else {}  # logits only, no decoding state
+
     class Logits(torch.nn.Module):  # plain tensors in and out: what a server feeds and reads
         def __init__(self, model):
             super().__init__()
             self.model = model
 
         def forward(self, input_ids, attention_mask):
-            return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
+            return self.model(input_ids=input_ids, attention_mask=attention_mask, **extra).logits
 
     wrapped = Logits(model.eval())
     positions = model.config.max_position_embeddings

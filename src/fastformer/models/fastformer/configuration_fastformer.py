@@ -13,6 +13,7 @@ class FastformerConfig(PreTrainedConfig):
     Sizes (conventional Hugging Face names): vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
     intermediate_size, hidden_act, hidden_dropout_prob, max_position_embeddings, layer_norm_eps,
     initializer_range, pad_token_id, classifier_dropout (the notebook applies none before its classifier),
+    use_cache (decoders: a forward without labels returns the decoding state, as transformers' models do).
     fastformer_implementation ("auto": the fastest path the attention's configuration allows; "fused_block",
     "fused" or "eager" to choose one, e.g. "eager" to compare against the plain-autograd op).
     embedding_size (None: hidden_size; smaller: a factorised embedding, (vocab, embedding_size) word vectors and a
@@ -83,6 +84,7 @@ class FastformerConfig(PreTrainedConfig):
         tie_word_embeddings: bool = True,
         embedding_size: int | None = None,
         fastformer_implementation: str = "auto",
+        use_cache: bool = True,
         **kwargs,
     ):
         self.vocab_size = vocab_size
@@ -129,6 +131,7 @@ class FastformerConfig(PreTrainedConfig):
                 f"got {fastformer_implementation!r}"
             )
         self.fastformer_implementation = fastformer_implementation
+        self.use_cache = use_cache  # decoders: forward without labels returns the decoding state unless False
         super().__init__(pad_token_id=pad_token_id, **kwargs)
 
     @classmethod

@@ -310,8 +310,12 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
         """input_ids (B, N); attention_mask (B, N) or, with a cache, (B, tokens so far); labels (B, N).
 
         logits_to_keep: compute logits for the last this-many positions only (0 = all), as generate() asks.
+        use_cache (default: config.use_cache, when no labels are given) returns the decoding state in `cache`.
         """
         return_dict = return_dict if return_dict is not None else self.config.return_dict
+        refuse_unsupported(kwargs)
+        if use_cache is None:
+            use_cache = bool(getattr(self.config, "use_cache", False)) and labels is None
         outputs = self.fastformer(
             input_ids,
             attention_mask,

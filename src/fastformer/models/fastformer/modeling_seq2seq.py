@@ -191,6 +191,8 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
             )
         elif isinstance(encoder_outputs, tuple):
             encoder_outputs = BaseModelOutput(last_hidden_state=encoder_outputs[0])
+        if use_cache is None:
+            use_cache = bool(getattr(self.config, "use_cache", False))
         if labels is not None:
             use_cache = False
             if decoder_input_ids is None:
