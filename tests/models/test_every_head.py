@@ -294,3 +294,24 @@ def test_forward_honours_the_configs_use_cache(head):
         with torch.no_grad():
             out = model(**inputs, return_dict=True)
         assert (out.cache is not None) == use_cache
+
+
+@pytest.mark.parametrize("decoder", ["seq2seq", "seq2seq-ff"])
+def test_seq2seq_takes_embeddings_and_declares_what_assisted_decoding_it_supports(decoder):
+    head, extra = DECODERS[decoder]
+    model, _, _ = build(head, **extra)
+    ids, mask = _ids([6, 4], seed=5)
+    targets = torch.tensor([[1, 7, 8], [1, 9, 3]])
+    embed = model.get_input_embeddings()
+    with torch.no_grad():
+        by_ids = model(input_ids=ids, attention_mask=mask, decoder_input_ids=targets).logits
+        by_embeds = model(inputs_embeds=embed(ids), attention_mask=mask, decoder_inputs_embeds=embed(targets)).logits
+    torch.testing.assert_close(by_embeds, by_ids)
+    settings = dict(input_ids=ids[:1], max_new_tokens=4, do_sample=False)
+    assistant, _, _ = build(head, seed=1, **extra)
+    if decoder == "seq2seq":  # the Transformer decoder: assisted decoding gives greedy's output
+        with torch.no_grad():
+            assert torch.equal(model.generate(**settings, assistant_model=assistant), model.generate(**settings))
+    else:  # a fixed-size state, no key/value cache to roll back: refused as transformers refuses stateful models
+        with pytest.raises(ValueError, match="stateful"):
+            model.generate(**settings, assistant_model=assistant)

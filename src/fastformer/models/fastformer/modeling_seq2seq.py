@@ -118,6 +118,8 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         self.fastformer = FastformerModel(config, add_pooling_layer=False)
         if decoder_type == "fastformer":
             self.decoder = fastformer_decoder(config)
+            # a fixed-size state instead of a key/value cache: transformers refuses assisted decoding for it, clearly
+            self._is_stateful = True
             # no decoder embedding table of its own: only the output layer is tied to the word embeddings
             self._tied_weights_keys = {"lm_head.weight": "fastformer.word_embeddings.weight"}
             self._keys_to_ignore_on_save = ["lm_head.weight"]
@@ -175,6 +177,8 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         return_dict: bool | None = None,
         logits_to_keep: int = 0,
         output_hidden_states: bool | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        decoder_inputs_embeds: torch.Tensor | None = None,
         **kwargs,
     ) -> Seq2SeqLMOutput | tuple:
         """input_ids / attention_mask (B, N): the source; decoder_input_ids (B, T); labels (B, T), -100 ignored.
@@ -187,7 +191,7 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
             output_hidden_states = self.config.output_hidden_states
         if encoder_outputs is None:
             encoder_outputs = self.fastformer(
-                input_ids, attention_mask, output_hidden_states=output_hidden_states, return_dict=True
+                input_ids, attention_mask, inputs_embeds, output_hidden_states=output_hidden_states, return_dict=True
             )
         elif isinstance(encoder_outputs, tuple):
             encoder_outputs = BaseModelOutput(last_hidden_state=encoder_outputs[0])
@@ -195,7 +199,7 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
             use_cache = bool(getattr(self.config, "use_cache", False))
         if labels is not None:
             use_cache = False
-            if decoder_input_ids is None:
+            if decoder_input_ids is None and decoder_inputs_embeds is None:
                 decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
         source_mask = attention_mask
         if source_mask is None and input_ids is not None and self.config.pad_token_id is not None:
@@ -203,12 +207,15 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         memory = encoder_outputs.last_hidden_state
         decoder_hidden = [] if output_hidden_states else None
         if self._fastformer_decoder:
+            if decoder_inputs_embeds is None:
+                decoder_inputs_embeds = self.fastformer.word_embeddings(decoder_input_ids)  # (B, T, hidden)
             hidden, cache = self._decode_fastformer(
-                decoder_input_ids, memory, source_mask, cache, use_cache, decoder_hidden
+                decoder_inputs_embeds, memory, source_mask, cache, use_cache, decoder_hidden
             )
         else:
             decoded = self.decoder(
-                input_ids=decoder_input_ids,
+                input_ids=None if decoder_inputs_embeds is not None else decoder_input_ids,
+                inputs_embeds=decoder_inputs_embeds,
                 attention_mask=decoder_attention_mask,
                 encoder_hidden_states=memory,
                 encoder_attention_mask=source_mask,
@@ -240,10 +247,9 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
             decoder_hidden_states=tuple(decoder_hidden) if decoder_hidden is not None else None,
         )
 
-    def _decode_fastformer(self, decoder_input_ids, memory, source_mask, cache, use_cache, hidden_states=None):
-        """(hidden states, cache) of the causal Fastformer decoder; with a cache, the new tokens continue its state.
-        `hidden_states`, a list, receives every layer's output."""
-        embeds = self.fastformer.word_embeddings(decoder_input_ids)  # (B, T, hidden)
+    def _decode_fastformer(self, embeds, memory, source_mask, cache, use_cache, hidden_states=None):
+        """(hidden states, cache) of the causal Fastformer decoder on target embeddings (B, T, hidden); with a cache,
+        the new tokens continue its state. `hidden_states`, a list, receives every layer's output."""
         source_mask = None if source_mask is None else source_mask.bool()
         if cache is None and not use_cache:
             return self.decoder(embeds, memory, source_mask, hidden_states=hidden_states), None
@@ -251,7 +257,7 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
             cache = FastformerSeq2SeqCache(self.decoder.num_layers)
         if cache.memory_kv is None:
             cache.memory_kv = self.decoder.project_memory(memory)
-        real = torch.ones(decoder_input_ids.shape, dtype=torch.bool, device=embeds.device)  # targets are not padded
+        real = torch.ones(embeds.shape[:2], dtype=torch.bool, device=embeds.device)  # targets are not padded
         positions = cache.advance(real)
         hidden = self.decoder(
             embeds, memory, source_mask, position_ids=positions, states=cache.states, memory_kv=cache.memory_kv,
