@@ -114,7 +114,7 @@ def test_save_pretrained_and_auto_class(tmp_path, decoder_type):
     assert type(loaded.decoder) is type(model.decoder) and loaded.config.decoder_type == decoder_type
     assert loaded.lm_head.weight is loaded.fastformer.word_embeddings.weight
     if decoder_type == "transformer":
-        assert loaded.decoder.embed_tokens is loaded.fastformer.word_embeddings
+        assert loaded.decoder.embed_tokens.weight is loaded.fastformer.word_embeddings.weight  # one parameter
     ids, mask = source_batch()
     decoder_ids = torch.randint(5, 60, (3, 5))
     kwargs = dict(input_ids=ids, attention_mask=mask, decoder_input_ids=decoder_ids)
@@ -141,3 +141,26 @@ def test_an_untied_output_layer_is_saved_and_loaded(decoder_type, tmp_path):
             loaded(input_ids=ids, labels=labels).logits, model(input_ids=ids, labels=labels).logits
         )
     torch.testing.assert_close(loaded.lm_head.weight, model.lm_head.weight)
+
+
+def test_a_checkpoint_without_the_shared_embeddings_reports_them_missing(tmp_path):
+    """The decoder's table is tied to the word embeddings as transformers declares tied keys (not a module alias that
+    hid it): saved once, re-tied on load, and reported missing when the checkpoint lacks it."""
+    from safetensors.torch import load_file, save_file
+
+    from fastformer.models.fastformer import FastformerConfig, FastformerForConditionalGeneration
+
+    config = FastformerConfig(vocab_size=40, hidden_size=16, num_attention_heads=2, intermediate_size=16,
+                              decoder_layers=1, max_target_positions=16, bos_token_id=1, eos_token_id=2)  # fmt: skip
+    model = FastformerForConditionalGeneration(config)
+    shared = model.fastformer.word_embeddings.weight
+    assert model.decoder.embed_tokens.weight is shared and model.lm_head.weight is shared
+    model.save_pretrained(tmp_path)
+    saved = load_file(tmp_path / "model.safetensors")
+    assert "fastformer.word_embeddings.weight" in saved and "decoder.embed_tokens.weight" not in saved
+    reloaded = FastformerForConditionalGeneration.from_pretrained(tmp_path)
+    assert reloaded.decoder.embed_tokens.weight is reloaded.fastformer.word_embeddings.weight
+    del saved["fastformer.word_embeddings.weight"]
+    save_file(saved, tmp_path / "model.safetensors", metadata={"format": "pt"})
+    _, info = FastformerForConditionalGeneration.from_pretrained(tmp_path, output_loading_info=True)
+    assert "fastformer.word_embeddings.weight" in info["missing_keys"]

@@ -124,12 +124,15 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
             self._tied_weights_keys = {"lm_head.weight": "fastformer.word_embeddings.weight"}
             self._keys_to_ignore_on_save = ["lm_head.weight"]
         else:
+            # its own Embedding, tied to the word embeddings through _tied_weights_keys (one parameter for source,
+            # target and output): a checkpoint without the table then reports it missing instead of hiding it
             self.decoder = BartDecoder(decoder_config(config))
-            self.decoder.embed_tokens = self.fastformer.word_embeddings  # one table for source, target and output
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
         if not config.tie_word_embeddings:  # an output layer of its own: saved, loaded and reported like any weight
             self._tied_weights_keys = {k: v for k, v in self._tied_weights_keys.items() if k != "lm_head.weight"}
             self._keys_to_ignore_on_save = [k for k in self._keys_to_ignore_on_save if k != "lm_head.weight"]
+            if not self._fastformer_decoder:  # transformers ties nothing then: the decoder reads the encoder's table
+                self.decoder.embed_tokens = self.fastformer.word_embeddings
         self.post_init()
 
     @property
