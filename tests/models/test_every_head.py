@@ -315,3 +315,16 @@ def test_seq2seq_takes_embeddings_and_declares_what_assisted_decoding_it_support
     else:  # a fixed-size state, no key/value cache to roll back: refused as transformers refuses stateful models
         with pytest.raises(ValueError, match="stateful"):
             model.generate(**settings, assistant_model=assistant)
+
+
+@pytest.mark.parametrize("head", ["base", "sequence-classification"])
+def test_position_ids_are_accepted_and_used(head):
+    model, make_inputs, key = build(head)
+    inputs = {k: v for k, v in make_inputs(LENGTHS).items() if k != "labels"}
+    N = inputs["input_ids"].shape[1]
+    with torch.no_grad():
+        default = getattr(model(**inputs), key)
+        explicit = getattr(model(**inputs, position_ids=torch.arange(N)[None].expand(3, N)), key)
+        shifted = getattr(model(**inputs, position_ids=torch.arange(N)[None].expand(3, N) + 2), key)
+    torch.testing.assert_close(explicit, default)
+    assert not torch.allclose(shifted, default)

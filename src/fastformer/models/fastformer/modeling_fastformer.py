@@ -134,6 +134,7 @@ class FastformerModel(FastformerPreTrainedModel):
         cache: FastformerCache | None = None,
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
+        position_ids: torch.Tensor | None = None,
         **kwargs,
     ) -> FastformerModelOutput | tuple:
         """input_ids (B, N) or inputs_embeds (B, N, hidden); attention_mask (B, N), 1 = real token.
@@ -159,6 +160,7 @@ class FastformerModel(FastformerPreTrainedModel):
         if attention_mask is not None and attention_mask.shape[-1] > N:
             attention_mask = attention_mask[:, -N:]
         mask = padding_mask(self.config, input_ids, attention_mask)
+        given_positions = position_ids  # (B, N) or (N,): used as given (absolute position embeddings)
         position_ids = None
         if causal and (cache is not None or use_cache):
             cache = cache if cache is not None else FastformerCache(self.config.num_hidden_layers)
@@ -166,6 +168,10 @@ class FastformerModel(FastformerPreTrainedModel):
             position_ids = cache.advance(real)
         elif causal and mask is not None:
             position_ids = real_token_positions(mask)
+        if given_positions is not None:
+            if cache is not None and cache.states[0] is not None:
+                raise ValueError("position_ids with a cache: the cache counts the positions itself")
+            position_ids = given_positions
         if output_attentions is None:
             output_attentions = self.config.output_attentions
         weights = [] if output_attentions else None
@@ -216,6 +222,7 @@ class FastformerForSequenceClassification(FastformerPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         output_attentions: bool | None = None,
+        position_ids: torch.Tensor | None = None,
         **kwargs,
     ) -> FastformerSequenceClassifierOutput | tuple:
         return_dict = return_dict if return_dict is not None else self.config.return_dict
@@ -226,6 +233,7 @@ class FastformerForSequenceClassification(FastformerPreTrainedModel):
             inputs_embeds,
             output_hidden_states=output_hidden_states,
             output_attentions=output_attentions,
+            position_ids=position_ids,
             return_dict=True,
         )
         logits = self.classifier(self.dropout(outputs.pooler_output))  # (B, num_labels)
