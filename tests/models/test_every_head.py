@@ -328,3 +328,12 @@ def test_position_ids_are_accepted_and_used(head):
         shifted = getattr(model(**inputs, position_ids=torch.arange(N)[None].expand(3, N) + 2), key)
     torch.testing.assert_close(explicit, default)
     assert not torch.allclose(shifted, default)
+
+
+def test_the_seq2seq_encoders_additive_attentions():
+    model, make_inputs, _ = build("seq2seq")
+    with torch.no_grad():
+        out = model(**make_inputs(LENGTHS), output_attentions=True)
+    assert len(out.encoder_additive_attentions) == BASE["num_hidden_layers"]
+    alpha, beta = out.encoder_additive_attentions[0]
+    assert alpha.shape == beta.shape == (3, BASE["num_attention_heads"], max(LENGTHS))

@@ -318,6 +318,8 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
         """input_ids (B, N); attention_mask (B, N) or, with a cache, (B, tokens so far); labels (B, N).
 
         logits_to_keep: compute logits for the last this-many positions only (0 = all), as generate() asks.
+        Positions count the real tokens (so left padding does not shift them); generate()'s `position_ids` are not
+        needed and are ignored.
         use_cache (default: config.use_cache, when no labels are given) returns the decoding state in `cache`.
         """
         return_dict = return_dict if return_dict is not None else self.config.return_dict

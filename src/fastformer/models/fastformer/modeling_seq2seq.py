@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -77,6 +78,14 @@ def fastformer_decoder(config: FastformerConfig) -> FastformerDecoder:
         activation=config.hidden_act,
         **attention_kwargs(config),
     )
+
+
+@dataclass
+class FastformerSeq2SeqLMOutput(Seq2SeqLMOutput):
+    """Seq2SeqLMOutput plus, with output_attentions=True, the encoder's additive-attention weights per layer
+    (`AdditiveAttention`: alpha and beta, (batch, heads, N)); the decoder's softmax attentions are not returned."""
+
+    encoder_additive_attentions: tuple | None = None
 
 
 class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMixin):
@@ -182,6 +191,7 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         output_hidden_states: bool | None = None,
         inputs_embeds: torch.Tensor | None = None,
         decoder_inputs_embeds: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
         **kwargs,
     ) -> Seq2SeqLMOutput | tuple:
         """input_ids / attention_mask (B, N): the source; decoder_input_ids (B, T); labels (B, T), -100 ignored.
@@ -194,7 +204,12 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
             output_hidden_states = self.config.output_hidden_states
         if encoder_outputs is None:
             encoder_outputs = self.fastformer(
-                input_ids, attention_mask, inputs_embeds, output_hidden_states=output_hidden_states, return_dict=True
+                input_ids,
+                attention_mask,
+                inputs_embeds,
+                output_hidden_states=output_hidden_states,
+                output_attentions=output_attentions,
+                return_dict=True,
             )
         elif isinstance(encoder_outputs, tuple):
             encoder_outputs = BaseModelOutput(last_hidden_state=encoder_outputs[0])
@@ -241,7 +256,8 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         if not return_dict:
             out = (logits, cache, encoder_outputs.last_hidden_state)
             return ((loss,) + out) if loss is not None else out
-        return Seq2SeqLMOutput(
+        return FastformerSeq2SeqLMOutput(
+            encoder_additive_attentions=getattr(encoder_outputs, "additive_attentions", None),
             loss=loss,
             logits=logits,
             cache=cache,
