@@ -247,13 +247,16 @@ def test_output_attentions_gives_each_layers_alpha_and_beta(head):
         model(**inputs, head_mask=torch.ones(2, 2))
 
 
-@pytest.mark.parametrize("head", ["base", "sequence-classification", "causal-lm", "seq2seq"])
+@pytest.mark.parametrize("head", list(HEADS))
 def test_hidden_states_from_every_head(head):
     model, make_inputs, _ = build(head)
     with torch.no_grad():
         out = model(**make_inputs(LENGTHS), output_hidden_states=True, return_dict=True)
     layers = BASE["num_hidden_layers"]
-    if head == "seq2seq":
+    if head == "news":
+        assert len(out.news_hidden_states) == model.config.num_hidden_layers + 1
+        assert len(out.user_hidden_states) == model.config.user_num_hidden_layers + 1
+    elif head == "seq2seq":
         assert len(out.encoder_hidden_states) == layers + 1
         assert len(out.decoder_hidden_states) == model.config.decoder_layers + 1
         assert out.decoder_hidden_states[-1].shape[-1] == HIDDEN

@@ -11,7 +11,11 @@ from transformers.utils import ModelOutput
 from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.pooling import AttentionPooling
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
-from fastformer.models.fastformer.modeling_fastformer import FastformerModel, FastformerPreTrainedModel
+from fastformer.models.fastformer.modeling_fastformer import (
+    FastformerModel,
+    FastformerPreTrainedModel,
+    refuse_unsupported,
+)
 from fastformer.presets import encoder_kwargs
 
 
@@ -24,6 +28,10 @@ class NewsRecommendationOutput(ModelOutput):
     logits: torch.Tensor | None = None
     user_vectors: torch.Tensor | None = None
     news_vectors: torch.Tensor | None = None
+    # output_hidden_states=True: the news encoder's (U, L, hidden) per layer (embeddings first; when the news are given
+    # as tokens) and the user encoder's (B, H, hidden) per layer
+    news_hidden_states: tuple[torch.Tensor, ...] | None = None
+    user_hidden_states: tuple[torch.Tensor, ...] | None = None
 
 
 class FastformerForNewsRecommendation(FastformerPreTrainedModel):
@@ -81,6 +89,7 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
         labels: torch.Tensor | None = None,
         news_vectors: torch.Tensor | None = None,
         return_dict: bool | None = None,
+        output_hidden_states: bool | None = None,
         **kwargs,
     ) -> NewsRecommendationOutput | tuple:
         """news_input_ids (U, L) with news_attention_mask (U, L), or news_vectors (U, hidden): the batch's news.
@@ -94,12 +103,22 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
         if history_index is None or candidate_index is None:
             raise ValueError("history_index and candidate_index are required")
         return_dict = return_dict if return_dict is not None else self.config.return_dict
+        refuse_unsupported(kwargs)
+        if output_hidden_states is None:
+            output_hidden_states = self.config.output_hidden_states
+        news_hidden = user_hidden = None
         if news_vectors is None:
-            news_vectors = self.encode_news(news_input_ids, news_attention_mask)  # (U, hidden)
+            encoded = self.fastformer(
+                news_input_ids, news_attention_mask, output_hidden_states=output_hidden_states, return_dict=True
+            )
+            news_vectors, news_hidden = encoded.pooler_output, encoded.hidden_states  # (U, hidden)
         # index -1 (padding) reads an appended zero row
         table = torch.cat([news_vectors, news_vectors.new_zeros(1, news_vectors.shape[-1])])
         history_mask = history_index >= 0  # (B, H)
-        user_vectors = self.encode_users(table[history_index], history_mask)  # (B, hidden)
+        hidden, user_hidden = self.user_encoder(
+            table[history_index], history_mask, output_hidden_states=bool(output_hidden_states)
+        )
+        user_vectors = self.user_pooler(hidden, history_mask)  # (B, hidden), as encode_users
         candidates = table[candidate_index]  # (B, C, hidden)
         logits = torch.einsum("bch,bh->bc", candidates, user_vectors)
         if candidate_mask is not None:
@@ -111,4 +130,11 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
         if not return_dict:
             out = (logits, user_vectors, news_vectors)
             return ((loss,) + out) if loss is not None else out
-        return NewsRecommendationOutput(loss=loss, logits=logits, user_vectors=user_vectors, news_vectors=news_vectors)
+        return NewsRecommendationOutput(
+            loss=loss,
+            logits=logits,
+            user_vectors=user_vectors,
+            news_vectors=news_vectors,
+            news_hidden_states=news_hidden,
+            user_hidden_states=user_hidden,
+        )
