@@ -39,3 +39,9 @@ def random_qkv(B, H, N, D, dtype=torch.float64, scoring="per_head", seed=0, requ
 
 def right_padding_mask(lengths: list[int], N: int) -> torch.Tensor:
     return torch.arange(N)[None, :] < torch.tensor(lengths)[:, None]  # (B, N) bool
+
+
+# `fastformer train` arguments of a classifier small enough to train in seconds on the built-in task
+TINY_CLASSIFIER = ["--max-train-examples", "64", "--max-eval-examples", "16", "--epochs", "1", "--vocab-size", "200",
+                   "--max-length", "48", "--model", "hidden_size=16", "--model", "num_attention_heads=2",
+                   "--model", "intermediate_size=16", "--no-progress"]  # fmt: skip

@@ -7,10 +7,9 @@ import tracemalloc
 import pytest
 
 from fastformer.cli.main import main
+from tests.helpers import TINY_CLASSIFIER
 
-TINY = ["--max-train-examples", "64", "--max-eval-examples", "16", "--epochs", "1", "--vocab-size", "200",
-        "--max-length", "32", "--model", "hidden_size=16", "--model", "num_attention_heads=2",
-        "--model", "intermediate_size=16", "--no-progress"]  # fmt: skip
+TINY = TINY_CLASSIFIER
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from fastformer.ops import (
     fastformer_attention_fused,
     fastformer_block_fused,
 )
+from tests.helpers import TINY_CLASSIFIER
 
 
 def test_ops_give_an_empty_output_for_no_tokens():
@@ -63,9 +64,7 @@ def test_predict_an_empty_text_from_the_command_line(tmp_path, capsys):
     from fastformer.cli.main import main
 
     out = tmp_path / "run"
-    tiny = ["--max-train-examples", "64", "--max-eval-examples", "16", "--epochs", "1", "--vocab-size", "200",
-            "--max-length", "32", "--model", "hidden_size=16", "--model", "num_attention_heads=2",
-            "--model", "intermediate_size=16", "--no-progress"]  # fmt: skip
+    tiny = TINY_CLASSIFIER
     assert main(["train", "--output-dir", str(out), *tiny]) == 0
     capsys.readouterr()
     assert main(["predict", str(out), "", "w1 w2"]) == 0

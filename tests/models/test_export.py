@@ -10,6 +10,7 @@ from fastformer.models.fastformer import (
     FastformerForSequenceClassification,
     FastformerModel,
 )
+from tests.helpers import TINY_CLASSIFIER
 
 HEADS = {
     "base": (FastformerModel, {}, "last_hidden_state"),
@@ -55,9 +56,7 @@ def test_fastformer_export_writes_a_program_whose_logits_equal_the_folders(tmp_p
     from fastformer.tasks.classification import load_model
 
     run = tmp_path / "run"
-    tiny = ["--max-train-examples", "64", "--max-eval-examples", "16", "--epochs", "1", "--vocab-size", "200",
-            "--max-length", "48", "--model", "hidden_size=16", "--model", "num_attention_heads=2",
-            "--model", "intermediate_size=16", "--no-progress"]  # fmt: skip
+    tiny = TINY_CLASSIFIER
     assert main(["train", "--output-dir", str(run), *tiny]) == 0
     assert main(["export", str(run), str(tmp_path / "exported"), "--onnx"]) == 0
     program = torch.export.load(tmp_path / "exported" / "model.pt2").module()

@@ -16,3 +16,13 @@ def classification_metrics(labels, predictions, label_names: list[str]) -> dict[
         confusion_matrix=confusion_matrix(labels, predictions, labels=ids).tolist(),
         labels=label_names,
     )
+
+
+def label_record(text: str, probabilities, label_names: list[str]) -> dict[str, Any]:
+    """What `predict` writes for one text: its first 80 characters, the most probable label and every label's
+    probability (rounded to 4 places); `probabilities` is one row (a tensor or an array) in label order."""
+    return dict(
+        text=text[:80],
+        label=label_names[int(probabilities.argmax())],
+        probabilities={name: round(float(probabilities[j]), 4) for j, name in enumerate(label_names)},
+    )

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from fastformer.data.text_classification import Example, LabelMap, read_examples
-from fastformer.metrics.classification import classification_metrics
+from fastformer.metrics.classification import classification_metrics, label_record
 from fastformer.tasks import inputs
 from fastformer.tasks.common import hold_out, limit_splits, write_jsonl
 from fastformer.tasks.configs import ClassificationConfig
@@ -274,14 +274,7 @@ class Classifier:
         examples = [Example(t, names[0], f"input:{i + 1}") for i, t in enumerate(texts)]
         dataset = EncodedDataset(examples, self.tokenizer, self.labels, self.max_length)
         probs = predict_dataset(self.model, dataset, self.tokenizer).softmax(-1)
-        return [
-            dict(
-                text=t[:80],
-                label=names[int(p.argmax())],
-                probabilities={name: round(float(p[j]), 4) for j, name in enumerate(names)},
-            )
-            for t, p in zip(texts, probs, strict=True)
-        ]
+        return [label_record(t, p, names) for t, p in zip(texts, probs, strict=True)]
 
 
 def predict_texts(model_dir: str | Path, texts: list[str], max_length: int | None = None) -> list[dict[str, Any]]:

@@ -137,13 +137,8 @@ def tfidf_classifier(model_dir: str | Path):
 
     def classify(texts: list[str]) -> list[dict[str, Any]]:
         probs = pipeline.predict_proba(texts) if texts else []
-        return [
-            dict(
-                text=t[:80],
-                label=names[int(p.argmax())],
-                probabilities={n: round(float(p[j]), 4) for j, n in enumerate(names)},
-            )
-            for t, p in zip(texts, probs, strict=True)
-        ]
+        from fastformer.metrics.classification import label_record
+
+        return [label_record(t, p, names) for t, p in zip(texts, probs, strict=True)]
 
     return classify
