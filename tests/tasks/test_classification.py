@@ -64,6 +64,7 @@ def test_real_data_sst5_and_unknown_labels_at_evaluation(tmp_path, capsys):
     bad.write_text("3,fine\n9,unseen label\n")
     with pytest.raises(SystemExit, match=r"other.csv:2: field 'label': label '9' was not seen in training"):
         main(["evaluate", str(out), "--data", str(bad)])
+    assert not (out / "evaluations" / "other").exists()  # a failed evaluation leaves no folder behind
 
 
 @pytest.mark.slow

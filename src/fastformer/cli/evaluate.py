@@ -156,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             metrics = run_classification(args, out, architecture)
     except (DataError, ValueError, OSError) as error:
+        if not args.output and not any(out.parent.iterdir()):
+            out.parent.rmdir()  # the evaluations/<data> folder made for this evaluation: nothing to keep
         raise SystemExit(f"fastformer evaluate: {error}") from None
     out.write_text(json.dumps(metrics, indent=2))
     if task == "summarize":
