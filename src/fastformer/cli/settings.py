@@ -105,8 +105,5 @@ def resolve_settings(cls: type, namespace: argparse.Namespace, defaults: dict[st
         values[f"{split}_where"] = {**(values[f"{split}_where"] or {}), key: value}
     if "has_header" in given:
         given["has_header"] = given["has_header"] == "yes"
-    for name in ("news_fields",):  # comma-separated or space-separated
-        if name in given:
-            given[name] = [p.strip() for item in given[name] for p in item.split(",") if p.strip()]
     values.update(given)
     return cls.from_dict(values)

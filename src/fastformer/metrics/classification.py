@@ -26,3 +26,15 @@ def label_record(text: str, probabilities, label_names: list[str]) -> dict[str, 
         label=label_names[int(probabilities.argmax())],
         probabilities={name: round(float(probabilities[j]), 4) for j, name in enumerate(label_names)},
     )
+
+
+def prediction_row(example, probabilities, label_names: list[str]) -> dict[str, Any]:
+    """One line of a predictions_*.jsonl file: where the example came from, its label, the predicted label and that
+    label's probability (6 places); `probabilities` is the example's row (a tensor or an array) in label order."""
+    predicted = int(probabilities.argmax())
+    return dict(
+        source=example.source,
+        label=example.label,
+        predicted=label_names[predicted],
+        probability=round(float(probabilities[predicted]), 6),
+    )

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from fastformer.data.text_classification import Example, LabelMap, read_examples
-from fastformer.metrics.classification import classification_metrics, label_record
+from fastformer.metrics.classification import classification_metrics, label_record, prediction_row
 from fastformer.tasks import inputs
 from fastformer.tasks.common import hold_out, limit_splits, write_jsonl
 from fastformer.tasks.configs import ClassificationConfig
@@ -148,10 +148,7 @@ def evaluate_split(model, tokenizer, examples: list[Example], labels: LabelMap, 
     metrics = classification_metrics(dataset.labels, predicted, labels.labels)
     metrics["examples"] = len(examples)
     probs = logits.softmax(-1)
-    rows = [
-        dict(source=e.source, label=e.label, predicted=labels.labels[p], probability=round(float(probs[i, p]), 6))
-        for i, (e, p) in enumerate(zip(examples, predicted, strict=True))
-    ]
+    rows = [prediction_row(e, row, labels.labels) for e, row in zip(examples, probs, strict=True)]
     return metrics, rows
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from fastformer.tasks.run_folder import CHECKPOINTS, TOKENIZER_STAMP, RunFolderError
+from fastformer.tasks.run_folder import CHECKPOINTS, TOKENIZER_STAMP
 
 
 def training_arguments(cfg: Any, **task_fields):
@@ -126,9 +126,7 @@ def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
 
     from fastformer.tasks.inputs import VOCABULARY_REPORT, make_tokenizer
 
-    folder = output_dir / "tokenizer"
-    if folder.exists() and not (folder / TOKENIZER_STAMP).is_file():
-        raise RunFolderError(f"{folder}: a folder no run wrote; move it away (the run keeps its tokenizer there)")
+    folder = output_dir / "tokenizer"  # a folder of the user's there was refused by RunFolder before the run began
     if (folder / "tokenizer_config.json").is_file() and (cfg.resume or not is_main_process()):
         return AutoTokenizer.from_pretrained(str(folder))
     if is_main_process():

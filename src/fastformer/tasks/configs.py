@@ -202,8 +202,9 @@ class NewsConfig(WordInputSettings):
     output_dir: str = redefault(RunConfig, "output_dir", "runs/news")
 
     def __post_init__(self) -> None:
-        if isinstance(self.news_fields, str):
-            self.news_fields = [f.strip() for f in self.news_fields.split(",") if f.strip()]
+        # comma-separated, space-separated (several flag values) or a list
+        items = [self.news_fields] if isinstance(self.news_fields, str) else self.news_fields
+        self.news_fields = [f.strip() for item in items for f in item.split(",") if f.strip()]
 
     def check(self) -> None:
         super().check()

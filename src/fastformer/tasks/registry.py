@@ -55,7 +55,7 @@ class NotARunFolder(ValueError):
 def task_of_folder(path: str | Path) -> tuple[str, str | None]:
     """(task name, architecture or None) of a folder written by `fastformer train`: what its manifest or marker says,
     else (folders of earlier versions) its config.json's architectures or a TF-IDF model."""
-    from fastformer.tasks.run_folder import folder_task
+    from fastformer.tasks.run_folder import RunFolderError, folder_task
 
     folder = Path(path)
     if not folder.is_dir():
@@ -69,7 +69,7 @@ def task_of_folder(path: str | Path) -> tuple[str, str | None]:
             pass
     try:
         task = folder_task(folder)
-    except RuntimeError as error:  # RunFolderError: an unfinished run
+    except RunFolderError as error:  # an unfinished run
         raise NotARunFolder(str(error)) from None
     if task in TASKS:
         return task, architecture

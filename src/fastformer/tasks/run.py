@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fastformer.tasks.common import is_main_process, plot_training, run_tokenizer, training_arguments
-from fastformer.tasks.run_folder import RunFolder
+from fastformer.tasks.run_folder import RunFolder, checkpoint_step
 
 
 @dataclass
@@ -48,7 +48,6 @@ class Task:
 
     name: str = ""
     config_class: type = object
-    checkpoint_metric_note = ""
 
     def load_data(self, cfg, report: dict[str, Any]):
         raise NotImplementedError
@@ -117,7 +116,7 @@ def best_epoch(state) -> float | None:
     best = state.best_model_checkpoint
     if not best:
         return None
-    step = int(best.rsplit("-", 1)[-1])
+    step = checkpoint_step(best)
     return next((h["epoch"] for h in state.log_history if h.get("step") == step and "epoch" in h), None)
 
 
@@ -157,7 +156,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             **kwargs,
         )
         resume_from = folder.resume_checkpoint() if cfg.resume else None
-        first_step = _checkpoint_step(resume_from)
+        first_step = checkpoint_step(resume_from) if resume_from else 0
         start = time.perf_counter()
         result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
         seconds = time.perf_counter() - start
@@ -207,7 +206,3 @@ def _finish(folder: RunFolder, out: Path, cfg, metrics: dict[str, Any]) -> None:
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
     (out / "run_config.json").write_text(json.dumps(cfg.as_dict(), indent=2))
     folder.finish()
-
-
-def _checkpoint_step(path: Path | None) -> int:
-    return int(path.name.rsplit("-", 1)[-1]) if path is not None else 0

@@ -202,9 +202,9 @@ class RunFolder:
             return []
         found = []
         for path in folder.glob("checkpoint-*"):
-            step = path.name.rsplit("-", 1)[-1]
-            if step.isdigit() and (not complete_only or (path / "trainer_state.json").is_file()):
-                found.append((int(step), path))
+            step = checkpoint_step(path)
+            if step is not None and (not complete_only or (path / "trainer_state.json").is_file()):
+                found.append((step, path))
         return [p for _, p in sorted(found)]
 
     def write_fingerprint(self, checkpoint: Path) -> None:
@@ -265,6 +265,12 @@ class RunFolder:
         os.replace(partial, self.path / COMPLETE)
         (self.path / INCOMPLETE).unlink(missing_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def checkpoint_step(path: str | Path) -> int | None:
+    """The step of a `checkpoint-N` folder (None for a name that is not one)."""
+    step = Path(path).name.rsplit("-", 1)[-1]
+    return int(step) if step.isdigit() else None
 
 
 def folder_task(path: str | Path) -> str | None:

@@ -112,17 +112,14 @@ def load_tfidf(model_dir: str | Path):
 def score_examples(pipeline, names: list[str], examples: list) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Metrics and per-example predictions (as the models' prediction files) of a fitted pipeline."""
     from fastformer.data.text_classification import LabelMap
-    from fastformer.metrics.classification import classification_metrics
+    from fastformer.metrics.classification import classification_metrics, prediction_row
 
     labels = LabelMap(names)
     probs = pipeline.predict_proba([e.text for e in examples])
     predicted = probs.argmax(-1).tolist()
     metrics = classification_metrics([labels.encode(e) for e in examples], predicted, names)
     metrics["examples"] = len(examples)
-    rows = [
-        dict(source=e.source, label=e.label, predicted=names[p], probability=round(float(row[p]), 6))
-        for e, p, row in zip(examples, predicted, probs, strict=True)
-    ]
+    rows = [prediction_row(e, row, names) for e, row in zip(examples, probs, strict=True)]
     return metrics, rows
 
 
