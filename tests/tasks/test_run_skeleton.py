@@ -195,11 +195,18 @@ def test_a_killed_rerun_never_leaves_a_loadable_mix_of_two_runs(tmp_path):
     assert main(["train", *TINY, "--output-dir", str(out)]) == 0
     args = [EXE, "train", *TINY, "--epochs", "3", "--seed", "5", "--output-dir", str(out), "--overwrite"]
     rerun = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    # the re-run has begun (it removed the first run's checkpoints) and saved a checkpoint of its own
+
+    # the re-run has saved a complete checkpoint of its own (its fingerprint names seed 5; RUN_INCOMPLETE alone is
+    # not enough: it appears before the first run's files and checkpoints are removed)
+    def rerun_checkpoint_saved():
+        for state in (out / "checkpoints").glob("checkpoint-*/trainer_state.json"):
+            stamp = state.parent / "fingerprint.json"
+            if stamp.is_file() and json.loads(stamp.read_text())["settings"]["seed"] == 5:
+                return True
+        return False
+
     _wait_for(
-        lambda: (
-            (out / "RUN_INCOMPLETE").is_file() and list((out / "checkpoints").glob("checkpoint-*/trainer_state.json"))
-        ),
+        rerun_checkpoint_saved,
         rerun,
     )
     os.kill(rerun.pid, signal.SIGKILL)
