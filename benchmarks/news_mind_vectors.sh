@@ -12,8 +12,10 @@ THREADS=${THREADS:-1}
 OUT=${OUT:-runs/news-mind-vectors}
 RESULTS=${RESULTS:-benchmarks/results/news-mind}
 ROOT=runs/news-mind
+# the conversion prints its counts on stdout: not in a DRY_RUN listing (whose lines are the runs alone)
 for split in valid test; do
-  [ -f $ROOT/mind-$split/behaviors.tsv ] || fastformer convert-mindrec "$DATA/mindrec20_$split.json.gz" $ROOT/mind-$split
+  [ -f $ROOT/mind-$split/behaviors.tsv ] || [ "${DRY_RUN:-0}" = 1 ] \
+    || fastformer convert-mindrec "$DATA/mindrec20_$split.json.gz" $ROOT/mind-$split
 done
 jobs() {
   for seed in $SEEDS; do

@@ -81,21 +81,26 @@ def _readme_train_commands() -> list[list[str]]:
     return commands
 
 
-def _sweep_commands() -> list[list[str]]:
-    """The `fastformer train` arguments of every run of the benchmark sweeps (their DRY_RUN listing)."""
+def _sweep_commands(workspace: Path) -> list[list[str]]:
+    """The `fastformer train` arguments of every run of the benchmark sweeps (their DRY_RUN listing), listed from an
+    empty folder as on a clean clone (no runs/ left by earlier sweeps), which the listing must leave empty."""
     import shlex
 
     commands = []
     for name in SWEEPS:
-        listing = subprocess.run(["bash", f"benchmarks/{name}.sh"], cwd=ROOT, env={**os.environ, "DRY_RUN": "1"},
-                                 capture_output=True, text=True, timeout=60)  # fmt: skip
+        script = str(ROOT / "benchmarks" / f"{name}.sh")
+        environment = {**os.environ, "DRY_RUN": "1"}
+        listing = subprocess.run(
+            ["bash", script], cwd=workspace, env=environment, capture_output=True, text=True, timeout=60
+        )
         assert listing.returncode == 0, listing.stderr
         commands += [shlex.split(line)[1:] for line in listing.stdout.splitlines() if line.strip()]
+        assert not any(workspace.iterdir()), f"DRY_RUN of {name}.sh wrote {sorted(workspace.iterdir())}"
     assert len(commands) > 50
     return commands
 
 
-def test_every_documented_and_benchmarked_train_command_still_parses(monkeypatch):
+def test_every_documented_and_benchmarked_train_command_still_parses(monkeypatch, tmp_path):
     """The README's commands and every run of the benchmark sweeps (the commands behind docs/RESULTS.md) parse into
     a valid config with the current command line; data paths are not checked (the full datasets live elsewhere)."""
     from fastformer.cli.settings import resolve_settings
@@ -106,7 +111,7 @@ def test_every_documented_and_benchmarked_train_command_still_parses(monkeypatch
 
     monkeypatch.setattr(config_module, "_check_path", lambda *args: None)
     monkeypatch.setattr(configs.WordInputSettings, "check", configs.TokenizerSettings.check)
-    commands = _readme_train_commands() + _sweep_commands()
+    commands = _readme_train_commands() + _sweep_commands(tmp_path)
     for argv in commands:
         task = argv.pop(0) if argv and argv[0] in TASKS else "classification"
         namespace = build_parser(task).parse_args(argv)
