@@ -8,7 +8,12 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from fastformer.ops.causal import CausalPoolState, causal_fastformer_attention, causal_fastformer_step
+from fastformer.ops.causal import (
+    CausalPoolState,
+    causal_additive_pool,
+    causal_fastformer_attention,
+    causal_fastformer_step,
+)
 from fastformer.ops.fastformer_attention import (
     accumulation_dtype,
     additive_pool,
@@ -220,11 +225,20 @@ class FastformerAttention(nn.Module):
             None if dense is None else dense.bias, mask, num_heads=self.num_heads, b_q=b_q, b_k=b_k,
         )  # fmt: skip
 
-    def pooling_weights(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None) -> AdditiveAttention:
+    def pooling_weights(
+        self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None, step: torch.Tensor | None = None
+    ) -> AdditiveAttention:
         """The additive-attention weights (alpha, beta) this layer applies to `hidden_states` (B, N, hidden), in the
-        accumulation dtype; recomputed from the projections (forward's fused paths never form them)."""
+        accumulation dtype; recomputed from the projections (forward's fused paths never form them).
+
+        A causal layer pools a different prefix at every position: `step` (B,) long names the position whose
+        poolings are returned (alpha and beta over the real tokens j <= step, 0 after it); by default each row's
+        last real token, the one whose output predicts the next token.
+        """
         if self.causal:
-            raise ValueError("a causal layer pools a different prefix at every token: it has no one alpha and beta")
+            return self._causal_pooling_weights(hidden_states, mask, step)
+        if step is not None:
+            raise ValueError("step is for causal layers: a bidirectional layer pools the whole sequence once")
         B, N, C = hidden_states.shape
         acc = accumulation_dtype(hidden_states.dtype)
         q, k = (
@@ -245,6 +259,30 @@ class FastformerAttention(nn.Module):
             p = q_global[:, :, None, :] * k if self.interaction == "product" else q_global[:, :, None, :] + k
         beta = masked_softmax(head_scores(p, w_k, b_k, scale), mask3)
         return AdditiveAttention(query=masked_softmax(alpha_scores, mask3), key=beta)
+
+    def _causal_pooling_weights(self, hidden_states, mask, step) -> AdditiveAttention:
+        """alpha and beta at position `step` of a causal layer: softmaxes of the scores a_j and b_j over j <= step,
+        where b_j mixes key j with the global query of its own step j (see ops/causal.py)."""
+        B, N, C = hidden_states.shape
+        acc = accumulation_dtype(hidden_states.dtype)
+        q, k = (
+            t.view(B, N, self.num_heads, self.head_size).transpose(1, 2).to(acc)
+            for t in (self.query(hidden_states), self.key(hidden_states))
+        )
+        (w_q, b_q), (w_k, b_k) = self.scoring_weights("query"), self.scoring_weights("key")
+        w_q, w_k = w_q.to(acc), w_k.to(acc)
+        b_q, b_k = (None if b is None else b.to(acc) for b in (b_q, b_k))
+        scale = 1.0 / math.sqrt(self.head_size)
+        real = torch.ones(B, N, dtype=torch.bool, device=q.device) if mask is None else mask.bool()
+        if step is None:
+            step = last_real_position(real)
+        step = torch.as_tensor(step, device=q.device).long().expand(B)
+        alpha_scores = head_scores(q, w_q, b_q, scale)  # (B, H, N)
+        q_global, _ = causal_additive_pool(q, alpha_scores, real)  # (B, H, N, D): q_g(j) for every j
+        p = q_global * k if self.interaction == "product" else q_global + k
+        beta_scores = head_scores(p, w_k, b_k, scale)
+        seen = (real & (torch.arange(N, device=q.device)[None, :] <= step[:, None]))[:, None, :]  # (B, 1, N)
+        return AdditiveAttention(query=masked_softmax(alpha_scores, seen), key=masked_softmax(beta_scores, seen))
 
     def _causal_attention(self, q, k, v, w_q, b_q, w_k, b_k, mask, state):
         kw = dict(b_q=b_q, b_k=b_k, interaction=self.interaction)
@@ -305,3 +343,11 @@ class FastformerAttention(nn.Module):
         if self.output_dense is not None:
             output = self.output_dense(output)
         return (output, new_state) if self.causal else output
+
+
+def last_real_position(mask: torch.Tensor) -> torch.Tensor:
+    """(B, N) bool -> (B,) long: the position of each row's last real token (-1 for a row without any)."""
+    if mask.shape[-1] == 0:
+        return torch.full(mask.shape[:1], -1, dtype=torch.long, device=mask.device)
+    positions = torch.arange(mask.shape[-1], device=mask.device).expand_as(mask)
+    return torch.where(mask, positions, -1).max(-1).values

@@ -68,6 +68,7 @@ class FastformerEncoder(nn.Module):
         position_ids: torch.Tensor | None = None,
         states: list | None = None,
         attention_weights: list | None = None,
+        attention_step: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
         """inputs_embeds: (B, N, hidden); mask: (B, N) bool or None.
 
@@ -76,7 +77,8 @@ class FastformerEncoder(nn.Module):
         states: causal stacks only: a list with one CausalPoolState (or None = nothing read yet) per depth, read and
             replaced in place with the states after these tokens.
         attention_weights: a list to receive each layer's `AdditiveAttention` (alpha, beta), first layer first; the
-            return value does not change with it.
+            return value does not change with it. attention_step (B,): causal stacks only, the position whose
+            prefix weights are collected (default: each row's last real token).
         Returns (last hidden state, all hidden states incl. the embeddings' output if requested, else None).
         """
         B, N, _ = inputs_embeds.shape
@@ -104,7 +106,7 @@ class FastformerEncoder(nn.Module):
         for depth in range(self.num_layers):
             layer = self.layer_at(depth)
             if attention_weights is not None:
-                attention_weights.append(layer.pooling_weights(x, mask))
+                attention_weights.append(layer.pooling_weights(x, mask, attention_step))
             if layer.carries_state:
                 x, state = layer(x, mask, None if states is None else states[depth])
                 if states is not None:

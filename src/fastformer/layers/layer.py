@@ -57,12 +57,15 @@ class FastformerLayer(nn.Module):
         self.feed_forward_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
         self.dropout = nn.Dropout(dropout)
 
-    def pooling_weights(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None):
-        """The attention's additive-attention weights (`AdditiveAttention`) on this layer's input."""
+    def pooling_weights(
+        self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None, step: torch.Tensor | None = None
+    ):
+        """The attention's additive-attention weights (`AdditiveAttention`) on this layer's input (`step`: the
+        position asked for, causal layers only; see FastformerAttention.pooling_weights)."""
         if not isinstance(self.attention, FastformerAttention):
             raise ValueError("the softmax baseline layer has attention maps, not additive-attention weights")
         attention_input = hidden_states if self.norm_position == "post" else self.attention_norm(hidden_states)
-        return self.attention.pooling_weights(attention_input, mask)
+        return self.attention.pooling_weights(attention_input, mask, step)
 
     def forward(
         self,

@@ -21,11 +21,21 @@ class AttentionPooling(nn.Module):
         self.att_fc1 = nn.Linear(hidden_size, pooling_hidden_size or hidden_size)
         self.att_fc2 = nn.Linear(pooling_hidden_size or hidden_size, 1)
 
-    def forward(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    def weights(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, N, hidden) -> (B, N): each token's weight in the pooled vector, in the accumulation dtype; 0 at padding,
+        summing to 1 over each row's real tokens (a row without any is all 0)."""
         acc = accumulation_dtype(hidden_states.dtype)
         scores = self.att_fc2(torch.tanh(self.att_fc1(hidden_states))).squeeze(-1)  # (B, N)
-        weights = masked_softmax(scores.to(acc), mask)  # (B, N)
+        return masked_softmax(scores.to(acc), mask)
+
+    def forward(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.pool(hidden_states, mask)[0]
+
+    def pool(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(pooled (B, hidden), weights (B, N)): forward's result with the weights it pooled with."""
+        acc = accumulation_dtype(hidden_states.dtype)
+        weights = self.weights(hidden_states, mask)  # (B, N)
         if mask is not None:
             hidden_states = hidden_states.masked_fill(~mask[..., None], 0)
         pooled = torch.einsum("bn,bnd->bd", weights, hidden_states.to(acc))
-        return pooled.to(hidden_states.dtype)
+        return pooled.to(hidden_states.dtype), weights

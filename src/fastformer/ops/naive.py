@@ -138,3 +138,63 @@ def fastformer_block_reference(
     u = fastformer_attention_reference(heads(q), heads(k), heads(q), w_q, w_k, mask, b_q=b_q, b_k=b_k, scale=scale)
     o = F.linear(u.transpose(1, 2).reshape(B, N, C), w_transform, b_transform) + q
     return o if w_out is None else F.linear(o, w_out, b_out)
+
+
+def _global_query(q_b, real: list[bool], i: int, w_q, b_q, scale: float) -> torch.Tensor:
+    """(H, D): the global query over the real tokens j <= i of one sequence q_b (H, N, D)."""
+    H, _, D = q_b.shape
+    seen = [j for j in range(i + 1) if real[j]]
+    if not seen:
+        return torch.zeros(H, D, dtype=q_b.dtype)
+    q_seen = q_b[:, seen]
+    return torch.stack([(_softmax(_score(q_seen, h, w_q, b_q, scale))[:, None] * q_seen[h]).sum(0) for h in range(H)])
+
+
+def pooling_weights_reference(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    b_q: torch.Tensor | None = None,
+    b_k: torch.Tensor | None = None,
+    scale: float | None = None,
+    interaction: str = "product",
+    steps: list[int] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The weights alpha and beta, (B, H, N) float64 each, that the two poolings give every token; 0 at padding.
+
+    Bidirectional (steps None): the paper's alpha_i and beta_i over all real tokens. Causal (steps: one position per
+    sequence): the weights of that position's prefix, as `causal_fastformer_attention_reference` forms them
+    (alpha over the real j <= step; beta over the same tokens, with p_j built from the global query of step j).
+    """
+    B, H, N, D = q.shape
+    scale = 1.0 / math.sqrt(D) if scale is None else scale
+    mix = (lambda a, b: a * b) if interaction == "product" else (lambda a, b: a + b)
+    f64 = torch.float64
+    q, k, w_q, w_k = (t.to(f64) for t in (q, k, w_q, w_k))
+    b_q = None if b_q is None else b_q.to(f64)
+    b_k = None if b_k is None else b_k.to(f64)
+    alpha, beta = torch.zeros(B, H, N, dtype=f64), torch.zeros(B, H, N, dtype=f64)
+    for b in range(B):
+        real = [True] * N if mask is None else mask[b].tolist()
+
+        last = N - 1 if steps is None else steps[b]
+        seen = [j for j in range(last + 1) if real[j]]
+        if not seen:
+            continue
+        q_b = q[b]
+        q_global = _global_query(q_b, real, N - 1, w_q, b_q, scale)
+        # p_j: the key mixed with the global query (of the whole sequence, or causally of step j)
+        p = torch.stack(
+            [
+                mix(q_global if steps is None else _global_query(q_b, real, j, w_q, b_q, scale), k[b][:, j])
+                for j in seen
+            ],
+            dim=1,
+        )
+        for h in range(H):
+            alpha[b, h, seen] = _softmax(_score(q[b][:, seen], h, w_q, b_q, scale))
+            beta[b, h, seen] = _softmax(_score(p, h, w_k, b_k, scale))
+    return alpha, beta

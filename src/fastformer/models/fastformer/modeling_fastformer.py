@@ -12,7 +12,7 @@ from transformers import initialization as init
 from transformers.modeling_outputs import BaseModelOutputWithPooling, SequenceClassifierOutput
 from transformers.utils import ModelOutput
 
-from fastformer.layers.attention import AdditiveAttention, FastformerAttention, PerHeadLinear
+from fastformer.layers.attention import AdditiveAttention, FastformerAttention, PerHeadLinear, last_real_position
 from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.pooling import AttentionPooling
 from fastformer.models.fastformer.cache import FastformerCache, real_token_positions
@@ -57,17 +57,21 @@ def padding_mask(
 class FastformerModelOutput(BaseModelOutputWithPooling):
     """BaseModelOutputWithPooling plus, for causal models, the decoding state after these tokens, and with
     output_attentions=True each layer's additive-attention weights (`AdditiveAttention`: alpha and beta, each
-    (B, heads, N)) in place of attention maps, which Fastformer does not form."""
+    (B, heads, N)) in place of attention maps, which Fastformer does not form, and the pooler's weights
+    `pooling_attentions` (B, N). Every row of weights is 0 at padding and sums to 1 over the real tokens; a causal
+    model's are those of one position's prefix (`attention_step`)."""
 
     cache: FastformerCache | None = None
     additive_attentions: tuple[AdditiveAttention, ...] | None = None
+    pooling_attentions: torch.Tensor | None = None
 
 
 @dataclass
 class FastformerSequenceClassifierOutput(SequenceClassifierOutput):
-    """SequenceClassifierOutput plus `additive_attentions` (see FastformerModelOutput)."""
+    """SequenceClassifierOutput plus `additive_attentions` and `pooling_attentions` (see FastformerModelOutput)."""
 
     additive_attentions: tuple[AdditiveAttention, ...] | None = None
+    pooling_attentions: torch.Tensor | None = None
 
 
 UNSUPPORTED = ("head_mask", "cross_attn_head_mask", "decoder_head_mask")
@@ -83,12 +87,14 @@ def refuse_unsupported(kwargs: dict) -> None:
 
 @dataclass
 class FastformerCausalLMOutput(ModelOutput):
-    """loss (next-token cross-entropy, when labels are given), logits (B, N, vocab), cache, hidden_states."""
+    """loss (next-token cross-entropy, when labels are given), logits (B, N, vocab), cache, hidden_states;
+    output_attentions=True: `additive_attentions`, each layer's alpha and beta over the prefix of `attention_step`."""
 
     loss: torch.Tensor | None = None
     logits: torch.Tensor | None = None
     cache: FastformerCache | None = None
     hidden_states: tuple[torch.Tensor, ...] | None = None
+    additive_attentions: tuple[AdditiveAttention, ...] | None = None
 
 
 def factorised_embedding_size(config: FastformerConfig) -> int | None:
@@ -135,6 +141,7 @@ class FastformerModel(FastformerPreTrainedModel):
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         position_ids: torch.Tensor | None = None,
+        attention_step: torch.Tensor | int | None = None,
         **kwargs,
     ) -> FastformerModelOutput | tuple:
         """input_ids (B, N) or inputs_embeds (B, N, hidden); attention_mask (B, N), 1 = real token.
@@ -142,6 +149,8 @@ class FastformerModel(FastformerPreTrainedModel):
         Causal models (config.causal) only: `cache` continues from earlier tokens (attention_mask may then cover
         the earlier tokens too, as generate() passes it: its last N columns are used); `use_cache` returns the
         state after these tokens. Positions count real tokens, so left padding does not shift them.
+        output_attentions=True on a causal model returns the weights over the prefix of `attention_step` (an int
+        for every row, negative counting from the end, or (B,) positions; default: each row's last real token).
         """
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("pass exactly one of input_ids and inputs_embeds")
@@ -175,8 +184,14 @@ class FastformerModel(FastformerPreTrainedModel):
         if output_attentions is None:
             output_attentions = self.config.output_attentions
         weights = [] if output_attentions else None
+        step = None
         if weights is not None and causal:
-            raise ValueError("output_attentions: a causal model pools a different prefix at every token")
+            if cache is not None and cache.states[0] is not None:
+                raise ValueError("output_attentions with a cache of earlier tokens: the weights need the whole "
+                                 "prefix in one call (pass it without the cache)")  # fmt: skip
+            step = attention_positions(mask, B, N, attention_step, inputs_embeds.device)
+        elif attention_step is not None:
+            raise ValueError("attention_step is for causal models with output_attentions=True")
         hidden, all_hidden = self.encoder(
             inputs_embeds,
             mask,
@@ -184,18 +199,36 @@ class FastformerModel(FastformerPreTrainedModel):
             position_ids=position_ids,
             states=None if cache is None else cache.states,
             attention_weights=weights,
+            attention_step=step,
         )
-        pooled = self.pooler(hidden, mask) if self.pooler is not None else None
+        pooled = pooling_weights = None
+        if self.pooler is not None:
+            pooled, pooling_weights = self.pooler.pool(hidden, mask)
         weights = tuple(weights) if weights is not None else None
+        pooling_weights = pooling_weights if weights is not None else None
         if not return_dict:
-            return tuple(t for t in (hidden, pooled, all_hidden, cache, weights) if t is not None)
+            return tuple(t for t in (hidden, pooled, all_hidden, cache, weights, pooling_weights) if t is not None)
         return FastformerModelOutput(
             last_hidden_state=hidden,
             pooler_output=pooled,
             hidden_states=all_hidden,
             cache=cache,
             additive_attentions=weights,
+            pooling_attentions=pooling_weights,
         )
+
+
+def attention_positions(mask, batch: int, length: int, step, device) -> torch.Tensor:
+    """(B,) long positions for `attention_step`: None = each row's last real token; an int (negative from the end)
+    or a (B,) tensor of positions, checked to lie inside the sequence."""
+    if step is None:
+        real = mask if mask is not None else torch.ones(batch, length, dtype=torch.bool, device=device)
+        return last_real_position(real)
+    positions = torch.as_tensor(step, device=device).long().expand(batch)
+    positions = torch.where(positions < 0, positions + length, positions)
+    if positions.numel() and (positions.min() < 0 or positions.max() >= length):
+        raise ValueError(f"attention_step {step} is outside the sequence of {length} tokens")
+    return positions
 
 
 class FastformerForSequenceClassification(FastformerPreTrainedModel):
@@ -246,6 +279,7 @@ class FastformerForSequenceClassification(FastformerPreTrainedModel):
             logits=logits,
             hidden_states=outputs.hidden_states,
             additive_attentions=outputs.additive_attentions,
+            pooling_attentions=outputs.pooling_attentions,
         )
 
     def _loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -313,6 +347,8 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         logits_to_keep: int = 0,
+        output_attentions: bool | None = None,
+        attention_step: torch.Tensor | int | None = None,
         **kwargs,
     ) -> FastformerCausalLMOutput | tuple:
         """input_ids (B, N); attention_mask (B, N) or, with a cache, (B, tokens so far); labels (B, N).
@@ -321,6 +357,7 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
         Positions count the real tokens (so left padding does not shift them); generate()'s `position_ids` are not
         needed and are ignored.
         use_cache (default: config.use_cache, when no labels are given) returns the decoding state in `cache`.
+        output_attentions / attention_step: each layer's alpha and beta over one position's prefix (FastformerModel).
         """
         return_dict = return_dict if return_dict is not None else self.config.return_dict
         refuse_unsupported(kwargs)
@@ -334,6 +371,8 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
             return_dict=True,
             cache=cache,
             use_cache=use_cache,
+            output_attentions=output_attentions,
+            attention_step=attention_step,
         )
         hidden = outputs.last_hidden_state
         if logits_to_keep:
@@ -347,5 +386,9 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
             out = tuple(t for t in (logits, outputs.cache, outputs.hidden_states) if t is not None)
             return ((loss,) + out) if loss is not None else out
         return FastformerCausalLMOutput(
-            loss=loss, logits=logits, cache=outputs.cache, hidden_states=outputs.hidden_states
+            loss=loss,
+            logits=logits,
+            cache=outputs.cache,
+            hidden_states=outputs.hidden_states,
+            additive_attentions=outputs.additive_attentions,
         )

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 from transformers.utils import ModelOutput
 
+from fastformer.layers.attention import AdditiveAttention
 from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.pooling import AttentionPooling
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
@@ -32,6 +33,16 @@ class NewsRecommendationOutput(ModelOutput):
     # as tokens) and the user encoder's (B, H, hidden) per layer
     news_hidden_states: tuple[torch.Tensor, ...] | None = None
     user_hidden_states: tuple[torch.Tensor, ...] | None = None
+    # output_attentions=True: the news encoder's per-layer alpha / beta (U, heads, L) and title pooling weights
+    # (U, L) (when the news are given as tokens); the user encoder's per-layer alpha / beta (B, heads, H) over the
+    # clicked news and its pooling weights (B, H): how much each clicked news makes up the user vector
+    news_additive_attentions: tuple[AdditiveAttention, ...] | None = None
+    news_pooling_attentions: torch.Tensor | None = None
+    user_additive_attentions: tuple[AdditiveAttention, ...] | None = None
+    user_pooling_attentions: torch.Tensor | None = None
+    # the user encoder's output (B, H, hidden) at each clicked news: with the pooling weights w, a candidate c scores
+    # sum_i w_i (user_news_states_i . c), so each clicked news' share of every score can be read off exactly
+    user_news_states: torch.Tensor | None = None
 
 
 class FastformerForNewsRecommendation(FastformerPreTrainedModel):
@@ -90,6 +101,7 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
         news_vectors: torch.Tensor | None = None,
         return_dict: bool | None = None,
         output_hidden_states: bool | None = None,
+        output_attentions: bool | None = None,
         **kwargs,
     ) -> NewsRecommendationOutput | tuple:
         """news_input_ids (U, L) with news_attention_mask (U, L), or news_vectors (U, hidden): the batch's news.
@@ -106,19 +118,30 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
         refuse_unsupported(kwargs)
         if output_hidden_states is None:
             output_hidden_states = self.config.output_hidden_states
-        news_hidden = user_hidden = None
+        if output_attentions is None:
+            output_attentions = self.config.output_attentions
+        news_hidden = user_hidden = news_weights = news_pooling = None
         if news_vectors is None:
             encoded = self.fastformer(
-                news_input_ids, news_attention_mask, output_hidden_states=output_hidden_states, return_dict=True
+                news_input_ids,
+                news_attention_mask,
+                output_hidden_states=output_hidden_states,
+                output_attentions=output_attentions,
+                return_dict=True,
             )
             news_vectors, news_hidden = encoded.pooler_output, encoded.hidden_states  # (U, hidden)
+            news_weights, news_pooling = encoded.additive_attentions, encoded.pooling_attentions
         # index -1 (padding) reads an appended zero row
         table = torch.cat([news_vectors, news_vectors.new_zeros(1, news_vectors.shape[-1])])
         history_mask = history_index >= 0  # (B, H)
+        user_weights = [] if output_attentions else None
         hidden, user_hidden = self.user_encoder(
-            table[history_index], history_mask, output_hidden_states=bool(output_hidden_states)
+            table[history_index],
+            history_mask,
+            output_hidden_states=bool(output_hidden_states),
+            attention_weights=user_weights,
         )
-        user_vectors = self.user_pooler(hidden, history_mask)  # (B, hidden), as encode_users
+        user_vectors, user_pooling = self.user_pooler.pool(hidden, history_mask)  # (B, hidden), as encode_users
         candidates = table[candidate_index]  # (B, C, hidden)
         logits = torch.einsum("bch,bh->bc", candidates, user_vectors)
         if candidate_mask is not None:
@@ -137,4 +160,9 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
             news_vectors=news_vectors,
             news_hidden_states=news_hidden,
             user_hidden_states=user_hidden,
+            news_additive_attentions=news_weights,
+            news_pooling_attentions=news_pooling,
+            user_additive_attentions=None if user_weights is None else tuple(user_weights),
+            user_pooling_attentions=user_pooling if output_attentions else None,
+            user_news_states=hidden if output_attentions else None,
         )
