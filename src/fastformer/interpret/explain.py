@@ -1,0 +1,218 @@
+"""`explain(model, tokenizer, text)`: a Fastformer's additive-attention weights over one text, per word, with what it
+predicted and a check that the weights matter.
+
+Which model decides what is explained:
+- a sequence classifier: the predicted label and class probabilities; weights: the pooling that feeds the classifier
+  and every layer's alpha and beta;
+- a causal language model: the next token it expects after the text (top 5); weights: every layer's alpha and beta
+  over the whole text, as the last position pools them (the prefix of the step that predicts the next token);
+- a summarizer (encoder-decoder): the summary it generates; weights: the encoder's alpha and beta over the source.
+
+Faithfulness (a check, not a proof): cut the k words with the highest weight from the text and measure how much the
+prediction's own score falls (the predicted class's probability; the expected next token's probability; the
+summary's per-token probability), against cutting k words drawn at random (mean and spread over `trials` draws).
+Weights that matter should cost more than random words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from fastformer.interpret.explanation import Explanation, View
+from fastformer.interpret.words import TokenizedText, split_words
+
+
+def model_task(model) -> str:
+    """classification | lm | summarize, from the model's class."""
+    from fastformer.models.fastformer import (
+        FastformerForCausalLM,
+        FastformerForConditionalGeneration,
+        FastformerForSequenceClassification,
+    )
+
+    if isinstance(model, FastformerForSequenceClassification):
+        return "classification"
+    if isinstance(model, FastformerForCausalLM):
+        return "lm"
+    if isinstance(model, FastformerForConditionalGeneration):
+        return "summarize"
+    raise ValueError(
+        f"explain takes a Fastformer classifier, language model or summarizer, not {type(model).__name__} "
+        "(a news recommender is explained per user: fastformer.interpret.explain_user)"
+    )
+
+
+def _check_additive(model) -> None:
+    if getattr(model.config, "attention_type", "fastformer") != "fastformer":
+        raise ValueError("this model uses softmax attention (the baseline): it has attention maps, not the additive "
+                         "weights explain shows")  # fmt: skip
+
+
+def _to_numpy(weights) -> list[dict[str, np.ndarray]]:
+    return [dict(alpha=a[0].double().cpu().numpy(), beta=b[0].double().cpu().numpy()) for a, b in weights]
+
+
+class _Scorer:
+    """The prediction of one task and the score that faithfulness follows, for any list of texts."""
+
+    def __init__(self, model, tokenizer, task: str, max_length: int, generation: dict[str, Any]):
+        self.model, self.tokenizer, self.task, self.max_length = model, tokenizer, task, max_length
+        self.generation = generation
+        self.device = next(model.parameters()).device
+        self.target: Any = None  # what the score is of: a class id, a token id, the summary's ids
+
+    def _batch(self, texts: list[str], left: bool = False) -> dict[str, torch.Tensor]:
+        ids = self.tokenizer(texts, add_special_tokens=False, truncation=True, max_length=self.max_length)["input_ids"]
+        ids = [row or [self.tokenizer.pad_token_id] for row in ids]  # an emptied text still gets one (pad) token
+        width = max(len(r) for r in ids)
+        input_ids = torch.full((len(ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros(len(ids), width, dtype=torch.long)
+        for i, row in enumerate(ids):
+            span = slice(width - len(row), width) if left else slice(0, len(row))
+            input_ids[i, span], mask[i, span] = torch.tensor(row), 1
+        return dict(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device))
+
+    @torch.no_grad()
+    def predict(self, text: str, ids: list[int]) -> tuple[dict[str, Any], list, np.ndarray | None]:
+        """(prediction record, per-layer (alpha, beta) tensors, pooling weights or None) for one text."""
+        input_ids = torch.tensor([ids or [self.tokenizer.pad_token_id]], device=self.device)
+        if self.task == "classification":
+            out = self.model(input_ids, output_attentions=True)
+            probs = out.logits.float().softmax(-1)[0].cpu()
+            self.target = int(probs.argmax())
+            names = self.model.config.id2label
+            prediction = dict(
+                label=str(names[self.target]),
+                probabilities={str(names[i]): round(float(p), 6) for i, p in enumerate(probs)},
+                score_name=f"probability of {names[self.target]}",
+            )
+            return prediction, out.additive_attentions, out.pooling_attentions[0].double().cpu().numpy()
+        if self.task == "lm":
+            out = self.model(input_ids, output_attentions=True, use_cache=False)
+            probs = out.logits[0, -1].float().softmax(-1).cpu()
+            top = probs.topk(min(5, probs.numel()))
+            self.target = int(top.indices[0])
+            expected = [dict(token=self.tokenizer.decode([int(i)]), probability=round(float(p), 6))
+                        for p, i in zip(top.values, top.indices, strict=True)]  # fmt: skip
+            prediction = dict(next_tokens=expected, score_name=f"probability of the next token {expected[0]['token']!r}")
+            return prediction, out.additive_attentions, None
+        encoder = self.model.get_encoder()
+        weights = encoder(input_ids, output_attentions=True, return_dict=True).additive_attentions
+        generated = self.model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+                                        **self.generation)  # fmt: skip
+        summary_ids = [t for t in generated[0].tolist() if t not in self.tokenizer.all_special_ids]
+        self.target = summary_ids or [self.tokenizer.eos_token_id or self.tokenizer.pad_token_id]
+        prediction = dict(summary=self.tokenizer.decode(summary_ids, skip_special_tokens=True).strip(),
+                          score_name="per-token probability of the summary")  # fmt: skip
+        return prediction, weights, None
+
+    @torch.no_grad()
+    def scores(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
+        """The prediction's score for each text (see the module docstring)."""
+        out = []
+        for start in range(0, len(texts), batch_size):
+            chunk = texts[start : start + batch_size]
+            if self.task == "classification":
+                logits = self.model(**self._batch(chunk)).logits.float()
+                out.append(logits.softmax(-1)[:, self.target])
+            elif self.task == "lm":
+                logits = self.model(**self._batch(chunk, left=True), use_cache=False).logits.float()
+                out.append(logits[:, -1].softmax(-1)[:, self.target])
+            else:
+                batch = self._batch(chunk)
+                labels = torch.tensor([self.target] * len(chunk), device=self.device)
+                logits = self.model(**batch, labels=labels).logits.float()
+                token_logp = logits.log_softmax(-1).gather(-1, labels[..., None])[..., 0]  # (B, T)
+                out.append(token_logp.mean(-1).exp())
+        return torch.cat(out).cpu().numpy().astype(np.float64)
+
+
+def faithfulness_check(
+    scorer: _Scorer, tokenized: TokenizedText, explanation: Explanation, k: int, trials: int, seed: int
+) -> dict[str, Any] | None:
+    """How much the prediction's score falls when the k top-weighted read words are cut, for each kind of weight,
+    against k random read words (mean and standard deviation over `trials` draws). None for texts under 2 words."""
+    n = explanation.read_words
+    if n < 2:
+        return None
+    k = max(1, min(k, n - 1))
+    views = [View("pooling")] if explanation.pooling is not None else []
+    last = len(explanation.layers) - 1
+    views += [View("alpha", last), View("beta", last)]
+    rng = np.random.default_rng(seed)
+    random_sets = [set(rng.choice(n, size=k, replace=False).tolist()) for _ in range(trials)]
+    top_sets = [set(np.argsort(-explanation.weights(v), kind="stable")[:k].tolist()) for v in views]
+    texts = [tokenized.text] + [tokenized.without_words(s) for s in top_sets + random_sets]
+    scores = scorer.scores(texts)
+    base, top, random = scores[0], scores[1 : 1 + len(views)], scores[1 + len(views) :]
+    drops = base - random
+    return dict(
+        k=k,
+        score=explanation.prediction.get("score_name", "score"),
+        original=round(float(base), 6),
+        top_weighted=[
+            dict(view=v.label(), words=[explanation.words[i].text for i in sorted(s)], drop=round(float(base - t), 6))
+            for v, s, t in zip(views, top_sets, top, strict=True)
+        ],
+        random=dict(trials=trials, mean_drop=round(float(drops.mean()), 6), std_drop=round(float(drops.std()), 6)),
+    )
+
+
+def explain(
+    model,
+    tokenizer,
+    text: str,
+    *,
+    max_length: int | None = None,
+    faithfulness_k: int = 5,
+    trials: int = 20,
+    seed: int = 0,
+    generation: dict[str, Any] | None = None,
+) -> Explanation:
+    """Explain one text with a trained Fastformer (classifier, language model or summarizer) and its tokenizer.
+
+    max_length: tokens read (default: the model's max_position_embeddings, as `fastformer predict` reads);
+    faithfulness_k / trials / seed: the word-cutting check (faithfulness_k=0 skips it); generation: generate()
+    arguments for a summarizer (default greedy, up to the model's target length).
+    Returns an `Explanation` (`.to_html()`, `.save_png()`, `.top_words()`, `.to_dict()`; shown inline in Jupyter).
+    """
+    task = model_task(model)
+    _check_additive(model)
+    model.eval()
+    max_length = max_length or model.config.max_position_embeddings
+    tokenized = split_words(tokenizer, text, max_length)
+    if task == "summarize":
+        generation = dict(num_beams=1, max_new_tokens=model.config.max_target_positions - 1, **(generation or {}))
+    scorer = _Scorer(model, tokenizer, task, max_length, generation or {})
+    prediction, weights, pooling = scorer.predict(text, tokenized.input_ids)
+    layers = _to_numpy(weights)
+    outside: dict[str, float] = {}
+    word_layers = []
+    for depth, layer in enumerate(layers):
+        merged = {}
+        for kind, table in layer.items():
+            merged[kind], rest = tokenized.word_weights(table[:, : len(tokenized.input_ids)])
+            outside[f"{kind}:{depth}"] = float(rest.mean())
+        word_layers.append(merged)
+    word_pooling = None
+    if pooling is not None:
+        word_pooling, rest = tokenized.word_weights(pooling[: len(tokenized.input_ids)])
+        outside["pooling"] = float(rest)
+    total = len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    explanation = Explanation(
+        text=text,
+        task=task,
+        words=tokenized.words,
+        layers=word_layers,
+        pooling=word_pooling,
+        prediction=prediction,
+        outside_words={k: round(v, 6) for k, v in outside.items() if v > 1e-9},
+        tokens_read=len(tokenized.input_ids),
+        tokens_total=total,
+    )
+    if faithfulness_k > 0:
+        explanation.faithfulness = faithfulness_check(scorer, tokenized, explanation, faithfulness_k, trials, seed)
+    return explanation
