@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fastformer.cli import bench, convert, convert_mindrec, demo, evaluate, export, generate, predict, train
+from fastformer.cli import bench, convert, convert_mindrec, demo, evaluate, explain, export, generate, predict, train
 
 SUBCOMMANDS = {
     "train": train,
     "evaluate": evaluate,
     "predict": predict,
+    "explain": explain,
     "generate": generate,
     "export": export,
     "bench": bench,

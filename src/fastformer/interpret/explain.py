@@ -97,7 +97,9 @@ class _Scorer:
             self.target = int(top.indices[0])
             expected = [dict(token=self.tokenizer.decode([int(i)]), probability=round(float(p), 6))
                         for p, i in zip(top.values, top.indices, strict=True)]  # fmt: skip
-            prediction = dict(next_tokens=expected, score_name=f"probability of the next token {expected[0]['token']!r}")
+            prediction = dict(
+                next_tokens=expected, score_name=f"probability of the next token {expected[0]['token']!r}"
+            )
             return prediction, out.additive_attentions, None
         encoder = self.model.get_encoder()
         weights = encoder(input_ids, output_attentions=True, return_dict=True).additive_attentions

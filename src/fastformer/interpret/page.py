@@ -34,6 +34,7 @@ table { border-collapse: collapse; } td, th { padding: 2px 10px 2px 0; text-alig
 .w.unread { color: #9a9a9a; text-decoration: line-through; text-decoration-color: #ccc; }
 .pager { margin: 8px 0; font-size: 13px; } .pager button { margin: 0 6px; }
 .heads .row { display: flex; align-items: center; gap: 8px; font-size: 12px; cursor: pointer; }
+.heads .row span { min-width: 64px; }
 .heads canvas { border: 1px solid #eee; image-rendering: pixelated; height: 14px; }
 .note { font-size: 13px; color: #444; background: #fbfbf3; border-left: 3px solid #d9d28a; padding: 8px 12px; }
 .muted { color: #777; font-size: 13px; }
@@ -64,11 +65,14 @@ SCRIPT = """
   function drawHeads() {
     const k = kind.value === 'pooling' ? 'alpha' : kind.value, l = +layer.value, t = table(k, l);
     document.getElementById('heads-title').textContent = k + ', layer ' + (l + 1) + ': each head';
+    const top = Math.max(...t.map((row) => Math.max(...row)), 1e-12);  // one scale for every head: comparable
     t.forEach((row, h) => {
       const c = document.getElementById('head-canvas-' + h), ctx = c.getContext('2d');
-      const top = Math.max(...row, 1e-12);
       ctx.clearRect(0, 0, c.width, c.height);
-      row.forEach((w, i) => { ctx.fillStyle = 'rgba(33,102,172,' + (w / top).toFixed(3) + ')'; ctx.fillRect(i, 0, 1, 1); });
+      row.forEach((w, i) => {
+        ctx.fillStyle = 'rgba(33,102,172,' + (w / top).toFixed(3) + ')';
+        ctx.fillRect(i, 0, 1, 1);
+      });
     });
   }
   function update() {
@@ -207,6 +211,7 @@ def explanation_page(explanation: Explanation, view: View, page_words: int = 400
     data.pop("text")
     payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
     title = explanation.prediction.get("label") or explanation.task
+    largest = float(weights.max(initial=0))
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>fastformer explain: {html.escape(str(title))}</title><style>{STYLE}</style></head>
@@ -217,13 +222,14 @@ def explanation_page(explanation: Explanation, view: View, page_words: int = 400
   <label>weights <select id="kind">{kind_options}</select></label>
   <label><select id="layer">{layer_options}</select></label>
   <label><select id="head">{head_options}</select></label>
-  <span class="legend">0 <span class="ramp"></span> <span id="legend-max">{float(weights.max(initial=0)):.4f}</span></span>
+  <span class="legend">0 <span class="ramp"></span> <span id="legend-max">{largest:.4f}</span></span>
 </div>
 <div class="muted" id="view-what">{html.escape(WHAT_THE_WEIGHTS_ARE[view.kind])}</div>
 <div id="text">{body}</div>
 {pager}{truncated}
 <section class="heads"><h2 id="heads-title">each head</h2>{heads}
-<p class="muted">One strip per head, one cell per word (darker = more weight); click a strip to show that head.</p>
+<p class="muted">One strip per head, one cell per word, on one scale for all heads (darker = more weight); click a
+strip to show that head.</p>
 </section>
 <h2>Do the weights matter?</h2>
 {_faithfulness(explanation)}

@@ -1,0 +1,178 @@
+"""Show what a trained Fastformer read: one self-contained HTML page per input (no network), with each word shaded by
+the chosen additive-attention weights (the classifier's pooling, or any layer's alpha / beta, one head or the mean),
+the prediction, a per-head view and a faithfulness check (the prediction's fall when the top-weighted words are cut,
+against random words). Texts come from the command line and / or one per line of --file; a classifier, a language
+model (the weights behind its next token) and a summarizer (its encoder over the source) are explained per text, a
+news recommender per user (--user ID with --data, a MIND folder). Pages are written to --output-dir (default
+MODEL_DIR/explanations), named by input (arg-1.html, line-3.html, user-ID.html); --png adds a static picture and
+--json the data."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "explain predictions: each word shaded by the model's additive-attention weights (HTML, PNG)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model_dir", help="a folder written by `fastformer train`")
+    parser.add_argument("texts", nargs="*", help="texts to explain")
+    parser.add_argument("--file", help="a file with one text per line (blank lines are skipped)")
+    parser.add_argument("--output-dir", help="where the pages go (default: MODEL_DIR/explanations)")
+    parser.add_argument("--png", action="store_true", help="also write a static picture (matplotlib) per input")
+    parser.add_argument("--json", action="store_true", help="also write the weights and prediction as JSON")
+    parser.add_argument(
+        "--weights",
+        choices=["pooling", "alpha", "beta"],
+        help="the weights the page opens on (default: pooling where the model pools, else alpha)",
+    )
+    parser.add_argument("--layer", type=int, help="layer of alpha / beta, 1-based (default: the last)")
+    parser.add_argument("--head", type=int, help="one head, 1-based (default: the mean of the heads)")
+    parser.add_argument("--max-length", type=int, help="tokens read (default: the model's maximum)")
+    parser.add_argument(
+        "--top-k",
+        type=int,
+        default=5,
+        help="faithfulness: words cut, the top-weighted against random ones (0: no check)",
+    )
+    parser.add_argument("--trials", type=int, default=20, help="faithfulness: random draws (default 20)")
+    parser.add_argument("--page-words", type=int, default=400, help="words per page of a long text (default 400)")
+    parser.add_argument("--user", help="news: the user whose ranking to explain")
+    parser.add_argument("--impression", help="news: which of the user's impressions (default: the first)")
+    parser.add_argument("--data", help="news: a MIND folder or behaviors.tsv with the user's impressions")
+
+
+def _fail(message: str):
+    raise SystemExit(f"fastformer explain: {message}")
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    for name, least in (("layer", 1), ("head", 1), ("max_length", 1), ("top_k", 0), ("trials", 1), ("page_words", 1)):
+        value = getattr(args, name)
+        if value is not None and value < least:
+            _fail(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
+    if args.weights == "pooling" and (args.layer or args.head):
+        _fail("--layer and --head choose alpha / beta weights; pooling weights have neither")
+
+
+def _load(task: str, architecture: str | None, model_dir: str):
+    """(model, tokenizer, generate() settings) of a folder that explain can read."""
+    if architecture in ("tfidf", "lead3"):
+        _fail(f"{model_dir} holds the {architecture} baseline: it has no attention weights to show")
+    if task == "lm":
+        from fastformer.tasks.language_modeling import load_generator
+
+        model, tokenizer = load_generator(model_dir)
+        return model, tokenizer, {}
+    if task == "summarize":
+        from fastformer.tasks.summarization import generation_settings, load_model
+
+        model, tokenizer = load_model(model_dir)
+        s = generation_settings(model_dir)
+        generation = dict(num_beams=s.num_beams, length_penalty=s.length_penalty,
+                          no_repeat_ngram_size=s.no_repeat_ngram_size, min_new_tokens=s.min_new_tokens)  # fmt: skip
+        return model, tokenizer, generation
+    from fastformer.tasks.classification import load_model
+
+    model, tokenizer, _ = load_model(model_dir)
+    return model, tokenizer, {}
+
+
+def _texts(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(name, text) of each input: arg-N for the N-th argument, line-N for line N of --file (blank lines skipped)."""
+    from fastformer.cli.streaming import inputs
+
+    if args.file and not Path(args.file).is_file():
+        _fail(f"{args.file}: no such file")
+    named = []
+    for kind, number, text in inputs(args.texts, args.file):
+        if text.strip():
+            named.append((f"{'arg' if kind == 'argument' else 'line'}-{number}", text))
+    if not named:
+        _fail("give texts or --file (with at least one non-blank line)")
+    return named
+
+
+def run_news(args: argparse.Namespace, output: Path) -> int:
+    from fastformer.data import DataError
+    from fastformer.data.mind import load_mind
+    from fastformer.interpret.news import explain_user
+    from fastformer.tasks.news_recommendation import load_model
+
+    if not args.user or not args.data:
+        _fail("a news recommender is explained per user: give --user ID and --data (a MIND folder)")
+    if args.texts or args.file:
+        _fail("a news recommender is explained per user (--user), not per text")
+    try:
+        model, tokenizer = load_model(args.model_dir)
+        explanation = explain_user(model, tokenizer, load_mind(args.data), args.user, args.impression)
+    except (DataError, ValueError, OSError) as error:
+        _fail(str(error))
+    output.mkdir(parents=True, exist_ok=True)
+    stem = output / f"user-{args.user}"
+    written = [explanation.save_html(stem.with_suffix(".html"))]
+    if args.png:
+        written.append(explanation.save_png(stem.with_suffix(".png")))
+    if args.json:
+        written.append(explanation.save_json(stem.with_suffix(".json")))
+    top = explanation.candidates[0] if explanation.candidates else None
+    said = f"; top candidate {top['news'].news_id} (score {top['score']:+.3f})" if top else ""
+    print(f"user {args.user}, impression {explanation.impression_id}: {len(explanation.clicked)} clicked news, "
+          f"{len(explanation.candidates)} candidates{said}")  # fmt: skip
+    for path in written:
+        print(f"  -> {path}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from fastformer.data import DataError
+    from fastformer.interpret import View, explain
+    from fastformer.tasks.registry import NotARunFolder, task_of_folder
+
+    _check_numbers(args)
+    try:
+        task, architecture = task_of_folder(args.model_dir)
+    except NotARunFolder as error:
+        _fail(str(error))
+    output = Path(args.output_dir) if args.output_dir else Path(args.model_dir) / "explanations"
+    if task == "news":
+        return run_news(args, output)
+    if args.user or args.data or args.impression:
+        _fail("--user, --impression and --data are for news recommenders")
+    named = _texts(args)
+    model, tokenizer, generation = _load(task, architecture, args.model_dir)
+    layers = model.config.num_hidden_layers
+    heads = model.config.num_attention_heads
+    if args.layer and args.layer > layers:
+        _fail(f"--layer {args.layer}: the model has {layers} layers")
+    if args.head and args.head > heads:
+        _fail(f"--head {args.head}: the model has {heads} heads")
+    output.mkdir(parents=True, exist_ok=True)
+    for name, text in named:
+        try:
+            explanation = explain(model, tokenizer, text, max_length=args.max_length, faithfulness_k=args.top_k,
+                                  trials=args.trials, generation=generation)  # fmt: skip
+            view = explanation.default_view()
+            if args.weights or args.layer or args.head:
+                kind = args.weights or ("alpha" if view.kind == "pooling" else view.kind)
+                layer = None if kind == "pooling" else (args.layer or layers) - 1
+                view = View(kind, layer, None if args.head is None else args.head - 1)
+                explanation.weights(view)  # a view this model cannot show fails here, before anything is written
+        except (DataError, ValueError) as error:
+            _fail(f"{name}: {error}")
+        written = [explanation.save_html(output / f"{name}.html", view, args.page_words)]
+        if args.png:
+            written.append(explanation.save_png(output / f"{name}.png", view))
+        if args.json:
+            written.append(explanation.save_json(output / f"{name}.json"))
+        said = explanation.prediction.get("label")
+        if said is None and "next_tokens" in explanation.prediction:
+            said = repr(explanation.prediction["next_tokens"][0]["token"])
+        if said is None:
+            said = repr(explanation.prediction.get("summary", "")[:60])
+        top = ", ".join(word for word, _ in explanation.top_words(5, view))
+        print(f"{name}: {said}; most weight ({view.label()}): {top}")
+        for path in written:
+            print(f"  -> {path}")
+    return 0
