@@ -32,6 +32,9 @@ _EXPORTS = {
     "FastformerForNewsRecommendation": "fastformer.models.fastformer",
     "FastformerForSequenceClassification": "fastformer.models.fastformer",
     "FastformerModel": "fastformer.models.fastformer",
+    # what a model read: per-word additive-attention weights, HTML pages and pictures
+    "explain": "fastformer.interpret",
+    "explain_user": "fastformer.interpret",
 }
 
 __all__ = ["__version__", *_EXPORTS]

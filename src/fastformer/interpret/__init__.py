@@ -10,5 +10,6 @@ each candidate's score, and which title words made each news vector.
 
 from fastformer.interpret.explain import explain
 from fastformer.interpret.explanation import Explanation, View
+from fastformer.interpret.news import NewsExplanation, explain_user
 
-__all__ = ["Explanation", "View", "explain"]
+__all__ = ["Explanation", "NewsExplanation", "View", "explain", "explain_user"]

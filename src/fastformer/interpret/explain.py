@@ -187,7 +187,7 @@ def explain(
     max_length = max_length or model.config.max_position_embeddings
     tokenized = split_words(tokenizer, text, max_length)
     if task == "summarize":
-        generation = dict(num_beams=1, max_new_tokens=model.config.max_target_positions - 1, **(generation or {}))
+        generation = {"num_beams": 1, "max_new_tokens": model.config.max_target_positions - 1, **(generation or {})}
     scorer = _Scorer(model, tokenizer, task, max_length, generation or {})
     prediction, weights, pooling = scorer.predict(text, tokenized.input_ids)
     layers = _to_numpy(weights)

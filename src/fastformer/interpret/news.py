@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from fastformer.interpret.page import STYLE, _colour
+from fastformer.interpret.page import STYLE, shade_style
 from fastformer.interpret.words import TokenizedText, split_words
 
 
@@ -153,7 +153,7 @@ def explain_user(model, tokenizer, data, user_id: str, impression_id: str | None
 def _title(item: NewsItem) -> str:
     top = float(item.weights.max()) if len(item.weights) else 0.0
     return " ".join(
-        f"<span class='w' style='{_colour(float(w), top)}' title='weight {w:.4f}'>{html.escape(word)}</span>"
+        f"<span class='w' style='{shade_style(float(w), top)}' title='weight {w:.4f}'>{html.escape(word)}</span>"
         for word, w in zip(item.words, item.weights, strict=True)
     )
 

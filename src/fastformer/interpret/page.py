@@ -102,7 +102,8 @@ SCRIPT = """
 """
 
 
-def _colour(weight: float, top: float) -> str:
+def shade_style(weight: float, top: float) -> str:
+    """The inline style of a word of weight `weight` when `top` is the largest weight shown (the darkest)."""
     share = weight / top if top > 0 else 0.0
     text = "color:#fff;" if share > 0.55 else ""
     return f"background-color:rgba({SHADE[0]},{SHADE[1]},{SHADE[2]},{share:.3f});{text}"
@@ -138,7 +139,7 @@ def _text(explanation: Explanation, weights: np.ndarray, page_words: int) -> tup
             current = []
         current.append(html.escape(explanation.text[cursor : word.start]))
         if word.read:
-            style = _colour(float(weights[i]), top)
+            style = shade_style(float(weights[i]), top)
             current.append(f"<span class='w' data-i='{i}' style='{style}'>{html.escape(word.text)}</span>")
         else:
             current.append(f"<span class='w unread' data-i='{i}' title='not read: after the first "

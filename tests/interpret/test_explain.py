@@ -1,0 +1,242 @@
+"""`fastformer explain` and `fastformer.interpret`: words as the tokenizer splits them, weights per word that add up,
+the faithfulness check, one folder of each task with a text input explained from the command line (HTML, PNG, JSON),
+and the page rendered by a real browser (headless Chromium): not blank, one element per word, its script run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+
+from fastformer.cli.main import main
+from fastformer.interpret.words import split_words
+from tests.helpers import SHARED
+
+SST = SHARED / "data" / "sst5"
+IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"
+PUBMED = SHARED / "data" / "pubmed"
+MIND = SHARED / "data" / "mind"
+SMALL = ["--model", "hidden_size=16", "--model", "num_attention_heads=2", "--model", "intermediate_size=16",
+         "--no-progress"]  # fmt: skip
+REVIEW = "The food wasn't great, but the staff at the U.S. branch were friendly — I'd go back in 2025!"
+
+
+@pytest.fixture(scope="module")
+def classifier(tmp_path_factory):
+    out = tmp_path_factory.mktemp("explain") / "sst"
+    assert main(["train", "--train", str(SST / "sst_train.txt"), "--validation", str(SST / "sst_dev.txt"),
+                 "--max-train-examples", "200", "--max-eval-examples", "20", "--epochs", "1", "--vocab-size", "800",
+                 "--max-length", "40", "--output-dir", str(out), *SMALL]) == 0  # fmt: skip
+    return out
+
+
+def _tokenizer(folder):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(folder))
+
+
+def test_words_are_the_tokenizers_words_with_their_spans(classifier):
+    tokenizer = _tokenizer(classifier)
+    tokenized = split_words(tokenizer, REVIEW, max_length=None)
+    pre_tokenized = tokenizer.backend_tokenizer.pre_tokenizer.pre_tokenize_str(tokenizer.backend_tokenizer.normalizer
+                                                                               .normalize_str(REVIEW))  # fmt: skip
+    assert len(tokenized.words) == len(pre_tokenized)
+    for word in tokenized.words:
+        assert REVIEW[word.start : word.end] == word.text and word.read
+    # word pieces sum into their word; tokens are all inside words (no special tokens are added)
+    weights = np.full(len(tokenized.input_ids), 1 / len(tokenized.input_ids))
+    per_word, outside = tokenized.word_weights(weights)
+    assert per_word.shape == (len(tokenized.words),) and outside == 0
+    np.testing.assert_allclose(per_word.sum(), 1.0)
+    cut = tokenized.without_words({0, 2})
+    assert cut.startswith(" food ") and "wasn" not in cut and "'t great" in cut
+    # truncation: words after the first max_length tokens are kept but marked unread
+    short = split_words(tokenizer, REVIEW, max_length=5)
+    assert len(short.input_ids) == 5 and len(short.words) == len(tokenized.words)
+    assert short.read_words < len(short.words) and not short.words[-1].read
+    assert short.word_weights(np.ones((3, 5)))[0].shape == (3, short.read_words)
+
+
+def test_word_level_tokenizer_words():
+    from fastformer.data.word_tokenizer import build_word_tokenizer
+
+    tokenizer = build_word_tokenizer(["the", "food", "was", "n't", "great", "do"])
+    tokenized = split_words(tokenizer, "The food wasn't great. Don't!", max_length=None)
+    assert [w.text for w in tokenized.words] == ["The", "food", "was", "n't", "great", ".", "Do", "n't", "!"]
+
+
+def test_explanation_weights_add_up_and_faithfulness_cuts_the_top_words(classifier):
+    from fastformer.interpret import View, explain
+    from fastformer.tasks.classification import load_model
+
+    model, tokenizer, _ = load_model(classifier)
+    explanation = explain(model, tokenizer, REVIEW, faithfulness_k=3, trials=7)
+    n = explanation.read_words
+    assert n == len(explanation.words) and explanation.prediction["label"] in model.config.label2id
+    np.testing.assert_allclose(explanation.pooling.sum(), 1.0, rtol=1e-5)
+    for layer in explanation.layers:
+        assert layer["alpha"].shape == layer["beta"].shape == (2, n)
+        np.testing.assert_allclose(layer["alpha"].sum(-1), 1.0, rtol=1e-5)
+        np.testing.assert_allclose(layer["beta"].sum(-1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(explanation.weights(View("alpha", 0)), explanation.layers[0]["alpha"].mean(0))
+    np.testing.assert_allclose(explanation.weights(View("beta", 1, 1)), explanation.layers[1]["beta"][1])
+    check = explanation.faithfulness
+    assert check["k"] == 3 and check["random"]["trials"] == 7
+    label = explanation.prediction["label"]
+    assert check["original"] == pytest.approx(explanation.prediction["probabilities"][label], abs=1e-5)
+    top = [word for word, _ in explanation.top_words(3)]
+    assert sorted(check["top_weighted"][0]["words"]) == sorted(top)  # pooling: the 3 words of largest weight
+    # the fall is measured on the text without those words: recompute it by hand
+    from fastformer.tasks.classification import Classifier
+
+    ranked = np.argsort(-explanation.pooling, kind="stable")[:3]
+    cut = split_words(tokenizer, REVIEW, None).without_words(set(ranked.tolist()))
+    after = Classifier(classifier)([cut])[0]["probabilities"][label]
+    assert check["top_weighted"][0]["drop"] == pytest.approx(check["original"] - after, abs=1e-4)  # (rounded)
+    with pytest.raises(ValueError, match="head 3 does not exist"):
+        explanation.weights(View("alpha", 0, 2))
+    assert "<span class='w'" in explanation._repr_html_()  # a notebook shows the page
+
+
+class _Words(HTMLParser):
+    """Counts word elements (span.w) and collects their titles from a page's DOM."""
+
+    def __init__(self):
+        super().__init__()
+        self.words, self.titles, self.read = 0, [], 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        classes = (attrs.get("class") or "").split()
+        if tag == "span" and "w" in classes:
+            self.words += 1
+            self.read += "unread" not in classes
+            self.titles.append(attrs.get("title") or "")
+
+
+def _chromium() -> str | None:
+    found = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if found is None and os.environ.get("FASTFORMER_REQUIRE_BROWSER"):
+        pytest.fail("FASTFORMER_REQUIRE_BROWSER is set (CI) but no Chromium is installed: .ci/run installs it")
+    if found is None:
+        pytest.skip("needs Chromium (Debian: apt-get install chromium; .ci/run installs it)")
+    return found
+
+
+def _browser(binary: str, profile, *args: str) -> subprocess.CompletedProcess:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={profile}"]  # fmt: skip
+    return subprocess.run([binary, *flags, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_the_page_renders_in_a_real_browser(classifier, tmp_path, capsys):
+    """The page of a long text (paged, part of it after the truncation point) as Chromium shows it."""
+    binary = _chromium()
+    text = " ".join([REVIEW] * 6)  # ~130 words, more than the 40 tokens the model reads
+    assert main(["explain", str(classifier), text, "--output-dir", str(tmp_path), "--page-words", "50", "--png",
+                 "--json"]) == 0  # fmt: skip
+    page = tmp_path / "arg-1.html"
+    assert "http" not in page.read_text().replace("http-equiv", "")  # self-contained: nothing fetched
+    words = len(json.loads((tmp_path / "arg-1.json").read_text())["words"])
+    dom = _browser(binary, tmp_path / "profile", "--dump-dom", page.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    parsed = _Words()
+    parsed.feed(dom.stdout)
+    tokenizer = _tokenizer(classifier)
+    assert parsed.words == words == len(split_words(tokenizer, text, None).words)  # one element per word
+    assert 0 < parsed.read < parsed.words  # the words after the truncation point are shown, marked unread
+    # the page's script ran in the browser: it titles every read word with its weight
+    assert sum("of the pooled vector" in t for t in parsed.titles) == parsed.read
+    shot = tmp_path / "page.png"
+    result = _browser(binary, tmp_path / "profile", "--window-size=1000,900", f"--screenshot={shot}", page.as_uri())
+    assert result.returncode == 0 and shot.stat().st_size > 0, result.stderr[-2000:]
+    from matplotlib.image import imread
+
+    pixels = imread(str(shot))[..., :3]
+    assert pixels.std() > 0.05  # not blank
+    shaded = (pixels[..., 2] > pixels[..., 0] + 0.15).mean()  # the blue shading of the words is on screen
+    assert shaded > 0.001
+    assert (tmp_path / "arg-1.png").stat().st_size > 10_000  # the static picture
+
+
+def test_command_line_errors(classifier, tmp_path):
+    with pytest.raises(SystemExit, match="give texts or --file"):
+        main(["explain", str(classifier)])
+    with pytest.raises(SystemExit, match="--head 3: the model has 2 heads"):
+        main(["explain", str(classifier), "a text", "--head", "3", "--output-dir", str(tmp_path)])
+    with pytest.raises(SystemExit, match="pooling weights have neither"):
+        main(["explain", str(classifier), "a text", "--weights", "pooling", "--layer", "1"])
+    with pytest.raises(SystemExit, match="for news recommenders"):
+        main(["explain", str(classifier), "a text", "--user", "U1"])
+    with pytest.raises(SystemExit, match="no such file"):
+        main(["explain", str(classifier), "--file", str(tmp_path / "missing.txt")])
+
+
+def test_file_lines_and_a_chosen_view(classifier, tmp_path, capsys):
+    source = tmp_path / "texts.txt"
+    source.write_text("a lovely film\n\nthe plot is dull and slow\n")
+    assert main(["explain", str(classifier), "--file", str(source), "--weights", "beta", "--layer", "1", "--head",
+                 "2", "--output-dir", str(tmp_path / "out"), "--top-k", "0"]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "line-1:" in printed and "line-3:" in printed and "line-2" not in printed  # blank lines skipped
+    assert "beta, layer 1, head 2" in printed
+    page = (tmp_path / "out" / "line-3.html").read_text()
+    assert "<option value='beta' selected>" in page and "<option value='1' selected>head 2</option>" in page
+
+
+def test_a_language_model_and_a_summarizer_are_explained(tmp_path, capsys):
+    lm = tmp_path / "lm"
+    assert main(["train", "lm", "--train", str(IMDB), "--where", "train:split=train", "--max-train-texts", "60",
+                 "--max-eval-texts", "8", "--max-steps", "4", "--vocab-size", "300", "--block-size", "32",
+                 "--batch-size", "8", "--output-dir", str(lm), *SMALL]) == 0  # fmt: skip
+    summarizer = tmp_path / "summarizer"
+    assert main(["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "24", "4",
+                 "4", "--max-source-length", "64", "--max-target-length", "12", "--vocab-size", "400",
+                 "--batch-size", "8", "--epochs", "1", "--num-beams", "1", "--model", "decoder_layers=1",
+                 "--output-dir", str(summarizer), *SMALL]) == 0  # fmt: skip
+    capsys.readouterr()
+    for folder in (lm, summarizer):
+        out = tmp_path / f"explained-{folder.name}"
+        assert main(["explain", str(folder), "The patients were treated with a new drug for two weeks",
+                     "--output-dir", str(out), "--json", "--trials", "3"]) == 0  # fmt: skip
+        data = json.loads((out / "arg-1.json").read_text())
+        layers = json.loads((folder / "config.json").read_text())["num_hidden_layers"]
+        assert data["pooling"] is None and len(data["layers"]) == layers  # no pooling head: alpha and beta per layer
+        assert np.allclose(np.array(data["layers"][-1]["alpha"]).sum(-1), 1.0, atol=1e-4)
+        assert data["faithfulness"]["random"]["trials"] == 3
+    printed = capsys.readouterr().out
+    assert "arg-1: '" in printed  # the next token / the summary is named
+
+
+def test_a_news_recommender_is_explained_per_user(tmp_path, capsys):
+    mind = tmp_path / "mind"
+    assert main(["convert-mindrec", str(MIND / "mindrec20_test.json.gz"), str(mind)]) == 0
+    folder = tmp_path / "news"
+    assert main(["train", "news", "--train", str(mind), "--epochs", "1", "--max-train-impressions", "40",
+                 "--max-eval-impressions", "10", "--vocab-size", "600", "--batch-size", "16",
+                 "--output-dir", str(folder), *SMALL]) == 0  # fmt: skip
+    from fastformer.data.mind import load_mind
+
+    user = next(i.user_id for i in load_mind(mind).impressions if len(i.history) >= 2)
+    out = tmp_path / "explained"
+    assert main(["explain", str(folder), "--user", user, "--data", str(mind), "--output-dir", str(out), "--png",
+                 "--json"]) == 0  # fmt: skip
+    data = json.loads((out / f"user-{user}.json").read_text())
+    assert data["candidates"] and data["clicked"]
+    assert abs(sum(c["weight"] for c in data["clicked"]) - 1) < 1e-5
+    for candidate in data["candidates"]:
+        assert sum(candidate["shares"]) == pytest.approx(candidate["score"], abs=1e-3)
+        assert abs(sum(candidate["word_weights"]) - 1) < 1e-4
+    assert (out / f"user-{user}.png").stat().st_size > 0
+    page = (out / f"user-{user}.html").read_text()
+    words = sum(len(c["words"]) for c in data["clicked"] + data["candidates"])
+    assert page.count("<span class='w'") == words
+    with pytest.raises(SystemExit, match="give --user ID and --data"):
+        main(["explain", str(folder), "--user", user])
