@@ -51,8 +51,12 @@ def main() -> None:
     rows = {view: dict(mean_fall=round(float(np.mean(v)), 4), texts=len(v)) for view, v in falls.items()}
     rows[f"{args.k} random words"] = dict(mean_fall=round(float(np.mean(random_falls)), 4), texts=len(random_falls))
     result = dict(
-        machine=dict(platform=platform.platform(), processor=platform.processor(), torch=torch.__version__,
-                     threads=torch.get_num_threads()),  # fmt: skip
+        machine=dict(
+            platform=platform.platform(),
+            processor=platform.processor(),
+            torch=torch.__version__,
+            threads=torch.get_num_threads(),
+        ),  # fmt: skip
         model_dir=args.model_dir,
         data=args.data,
         where=where,

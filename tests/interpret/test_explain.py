@@ -101,7 +101,9 @@ def test_explanation_weights_add_up_and_faithfulness_cuts_the_top_words(classifi
     assert check["top_weighted"][0]["drop"] == pytest.approx(check["original"] - after, abs=1e-4)  # (rounded)
     with pytest.raises(ValueError, match="head 3 does not exist"):
         explanation.weights(View("alpha", 0, 2))
-    assert "<span class='w'" in explanation._repr_html_()  # a notebook shows the page
+    assert "&lt;span class=&#x27;w&#x27;" in explanation._repr_html_()  # a notebook shows the page, in a frame
+    with pytest.raises(ValueError, match="no tokens"):
+        explain(model, tokenizer, "   ")
 
 
 class _Words(HTMLParser):

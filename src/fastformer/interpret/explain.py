@@ -186,6 +186,8 @@ def explain(
     model.eval()
     max_length = max_length or model.config.max_position_embeddings
     tokenized = split_words(tokenizer, text, max_length)
+    if not tokenized.input_ids:
+        raise ValueError("the text has no tokens to explain (it is empty or only spaces)")
     if task == "summarize":
         generation = {"num_beams": 1, "max_new_tokens": model.config.max_target_positions - 1, **(generation or {})}
     scorer = _Scorer(model, tokenizer, task, max_length, generation or {})

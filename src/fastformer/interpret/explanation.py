@@ -25,6 +25,14 @@ WHAT_THE_WEIGHTS_ARE = {
 }
 
 
+def framed(page: str, height: int = 640) -> str:
+    """An HTML page inside an iframe (srcdoc), as a notebook cell can show it."""
+    import html
+
+    return (f'<iframe srcdoc="{html.escape(page, quote=True)}" style="width: 100%; height: {height}px; border: 0" '
+            'sandbox="allow-scripts"></iframe>')  # fmt: skip
+
+
 @dataclass(frozen=True)
 class View:
     """Which weights to show: kind in WEIGHT_KINDS, layer (0-based; pooling has none), head (None = mean of heads)."""
@@ -119,8 +127,10 @@ class Explanation:
 
         return explanation_page(self, view or self.default_view(), page_words)
 
-    def _repr_html_(self) -> str:  # Jupyter shows the page inline
-        return self.to_html()
+    def _repr_html_(self) -> str:
+        """Jupyter shows the page inline, in a frame of its own (its element ids and script stay apart from the
+        notebook's and from other explanations' in the same notebook)."""
+        return framed(self.to_html())
 
     def save_html(self, path: str | Path, view: View | None = None, page_words: int = 400) -> Path:
         path = Path(path)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from fastformer.interpret.explanation import framed
 from fastformer.interpret.page import STYLE, shade_style
 from fastformer.interpret.words import TokenizedText, split_words
 
@@ -55,7 +56,7 @@ class NewsExplanation:
         return news_page(self)
 
     def _repr_html_(self) -> str:
-        return self.to_html()
+        return framed(self.to_html())
 
     def save_html(self, path: str | Path) -> Path:
         path = Path(path)
