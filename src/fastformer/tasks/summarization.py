@@ -19,6 +19,7 @@ import torch
 
 from fastformer.data.summarization import Pair, lead, read_pairs
 from fastformer.metrics.rouge import rouge
+from fastformer.tasks import inputs
 from fastformer.tasks.common import hold_out, limit_splits, write_jsonl
 from fastformer.tasks.configs import SummarizationConfig
 from fastformer.tasks.run import Prepared, Task, run_task
@@ -161,6 +162,10 @@ class SummarizationTask(Task):
         )
         config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
         model = FastformerForConditionalGeneration(config)
+        embeddings = None
+        vectors = inputs.vectors_for_tokenizer(cfg, tokenizer)
+        if vectors is not None:  # one table for source, target and output layer: the vectors reach all three
+            embeddings = inputs.initialise_embeddings(model, tokenizer, vectors, cfg.freeze_word_vectors, cfg.seed)
         source_tokens, target_tokens = train_set.num_tokens()
         return Prepared(
             model=model,
@@ -172,7 +177,10 @@ class SummarizationTask(Task):
             ),
             train_counts=dict(examples=len(train_set), source_tokens=source_tokens, target_tokens=target_tokens),
             tokens_per_epoch=source_tokens + target_tokens,
-            metrics=dict(skipped_empty_rows={path: len(rows) for path, rows in data["skipped"].items()}),
+            metrics=dict(
+                skipped_empty_rows={path: len(rows) for path, rows in data["skipped"].items()},
+                inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings),
+            ),
             plot={"validation loss": "eval_loss"},
         )
 
