@@ -65,7 +65,14 @@ def test_convert_official_reports_a_missing_file(tmp_path):
 
 
 ROOT = Path(__file__).resolve().parents[2]
-SWEEPS = ["classification_full", "classification_explore", "classification_neural", "mind_topics", "news_mind_vectors"]
+SWEEPS = [
+    "classification_full",
+    "classification_explore",
+    "classification_neural",
+    "mind_topics",
+    "news_mind_vectors",
+    "summarization_vectors",
+]
 
 
 def _readme_train_commands() -> list[list[str]]:

@@ -42,3 +42,15 @@ def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
         assert scores["low"] <= scores["f1"] <= scores["high"] and scores["high"] - scores["low"] > 0
     with pytest.raises(ValueError, match="2 predictions but 1 references"):
         rouge(["a", "b"], ["a"])
+
+
+def test_repetition_counts_what_degenerate_output_lacks():
+    from fastformer.metrics.repetition import repetition
+
+    degenerate = repetition(["the the the of of the the the"])
+    assert degenerate["distinct_1"] == round(2 / 8, 4) and degenerate["words"] == 8
+    # trigrams: the-the-the, the-the-of, the-of-of, of-of-the, of-the-the, the-the-the: one of 6 repeats
+    assert degenerate["repeated_3gram_rate"] == round(1 / 6, 4)
+    fluent = repetition(["Patients improved after two weeks.", "No side effects were seen"])
+    assert fluent == dict(distinct_1=1.0, distinct_2=1.0, repeated_3gram_rate=0.0, words=5.0)
+    assert repetition(["one"])["distinct_2"] == 1.0 and repetition([])["words"] == 0.0

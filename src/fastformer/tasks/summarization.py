@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from fastformer.data.summarization import Pair, lead, read_pairs
+from fastformer.metrics.repetition import repetition
 from fastformer.metrics.rouge import rouge
 from fastformer.tasks import inputs
 from fastformer.tasks.common import hold_out, limit_splits, write_jsonl
@@ -111,7 +112,10 @@ def summarize(model, tokenizer, documents: list[str], cfg: SummarizationConfig |
 def evaluate_pairs(pairs: list[Pair], predictions: list[str], cfg: SummarizationConfig, seconds: float):
     """ROUGE with confidence intervals, and per-pair rows for the summaries file."""
     scores = rouge(predictions, [p.target for p in pairs], bootstrap_samples=cfg.bootstrap_samples, seed=cfg.seed)
-    metrics = dict(rouge=scores, examples=len(pairs), seconds=round(seconds, 2))
+    # beside ROUGE, whether the output is degenerate (repeats), and the same counts of the references for scale
+    metrics = dict(rouge=scores, repetition=repetition(predictions),
+                   reference_repetition=repetition([p.target for p in pairs]), examples=len(pairs),
+                   seconds=round(seconds, 2))  # fmt: skip
     rows = [dict(source=p.origin, summary=s, reference=p.target) for p, s in zip(pairs, predictions, strict=True)]
     return metrics, rows
 
