@@ -242,3 +242,16 @@ def test_a_news_recommender_is_explained_per_user(tmp_path, capsys):
     assert page.count("<span class='w'") == words
     with pytest.raises(SystemExit, match="give --user ID and --data"):
         main(["explain", str(folder), "--user", user])
+
+
+def test_models_explain_cannot_read_are_refused_by_name(classifier):
+    from fastformer.interpret import explain
+    from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification, FastformerModel
+
+    tokenizer = _tokenizer(classifier)
+    small = dict(vocab_size=len(tokenizer), hidden_size=16, num_attention_heads=2, intermediate_size=16)
+    softmax = FastformerForSequenceClassification(FastformerConfig(**small, attention_type="softmax"))
+    with pytest.raises(ValueError, match="softmax attention"):
+        explain(softmax, tokenizer, "a text")
+    with pytest.raises(ValueError, match="not FastformerModel"):
+        explain(FastformerModel(FastformerConfig(**small)), tokenizer, "a text")
