@@ -225,6 +225,21 @@ class FastformerAttention(nn.Module):
             None if dense is None else dense.bias, mask, num_heads=self.num_heads, b_q=b_q, b_k=b_k,
         )  # fmt: skip
 
+    def _scoring_inputs(self, hidden_states: torch.Tensor):
+        """What the weights are computed from, in the accumulation dtype: q and k (B, H, N, D), (w_q, b_q),
+        (w_k, b_k) and the score scale."""
+        B, N, _ = hidden_states.shape
+        acc = accumulation_dtype(hidden_states.dtype)
+        q, k = (
+            t.view(B, N, self.num_heads, self.head_size).transpose(1, 2).to(acc)
+            for t in (self.query(hidden_states), self.key(hidden_states))
+        )
+        weights = []
+        for which in ("query", "key"):
+            w, b = self.scoring_weights(which)
+            weights.append((w.to(acc), None if b is None else b.to(acc)))
+        return q, k, weights[0], weights[1], 1.0 / math.sqrt(self.head_size)
+
     def pooling_weights(
         self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None, step: torch.Tensor | None = None
     ) -> AdditiveAttention:
@@ -239,17 +254,7 @@ class FastformerAttention(nn.Module):
             return self._causal_pooling_weights(hidden_states, mask, step)
         if step is not None:
             raise ValueError("step is for causal layers: a bidirectional layer pools the whole sequence once")
-        B, N, C = hidden_states.shape
-        acc = accumulation_dtype(hidden_states.dtype)
-        q, k = (
-            t.view(B, N, self.num_heads, self.head_size).transpose(1, 2).to(acc)
-            for t in (self.query(hidden_states), self.key(hidden_states))
-        )
-        w_q, b_q = self.scoring_weights("query")
-        w_k, b_k = self.scoring_weights("key")
-        w_q, w_k = w_q.to(acc), w_k.to(acc)
-        b_q, b_k = (None if b is None else b.to(acc) for b in (b_q, b_k))
-        scale = 1.0 / math.sqrt(self.head_size)
+        q, k, (w_q, b_q), (w_k, b_k), scale = self._scoring_inputs(hidden_states)
         mask3 = None if mask is None else mask[:, None, :]
         alpha_scores = head_scores(q, w_q, b_q, scale)
         q_global = additive_pool(q, alpha_scores, mask3)  # (B, H, D)
@@ -263,16 +268,8 @@ class FastformerAttention(nn.Module):
     def _causal_pooling_weights(self, hidden_states, mask, step) -> AdditiveAttention:
         """alpha and beta at position `step` of a causal layer: softmaxes of the scores a_j and b_j over j <= step,
         where b_j mixes key j with the global query of its own step j (see ops/causal.py)."""
-        B, N, C = hidden_states.shape
-        acc = accumulation_dtype(hidden_states.dtype)
-        q, k = (
-            t.view(B, N, self.num_heads, self.head_size).transpose(1, 2).to(acc)
-            for t in (self.query(hidden_states), self.key(hidden_states))
-        )
-        (w_q, b_q), (w_k, b_k) = self.scoring_weights("query"), self.scoring_weights("key")
-        w_q, w_k = w_q.to(acc), w_k.to(acc)
-        b_q, b_k = (None if b is None else b.to(acc) for b in (b_q, b_k))
-        scale = 1.0 / math.sqrt(self.head_size)
+        B, N, _ = hidden_states.shape
+        q, k, (w_q, b_q), (w_k, b_k), scale = self._scoring_inputs(hidden_states)
         real = torch.ones(B, N, dtype=torch.bool, device=q.device) if mask is None else mask.bool()
         if step is None:
             step = last_real_position(real)
