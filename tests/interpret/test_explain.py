@@ -147,8 +147,9 @@ def test_the_page_renders_in_a_real_browser(classifier, tmp_path, capsys):
     page = tmp_path / "arg-1.html"
     assert "http" not in page.read_text().replace("http-equiv", "")  # self-contained: nothing fetched
     words = len(json.loads((tmp_path / "arg-1.json").read_text())["words"])
-    dom = _browser(binary, tmp_path / "profile", "--dump-dom", page.as_uri())
+    dom = _browser(binary, tmp_path / "profile", "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
+    assert "Uncaught" not in dom.stderr, dom.stderr[-2000:]  # the page's script ran without an error
     parsed = _Words()
     parsed.feed(dom.stdout)
     tokenizer = _tokenizer(classifier)
@@ -156,6 +157,15 @@ def test_the_page_renders_in_a_real_browser(classifier, tmp_path, capsys):
     assert 0 < parsed.read < parsed.words  # the words after the truncation point are shown, marked unread
     # the page's script ran in the browser: it titles every read word with its weight
     assert sum("of the pooled vector" in t for t in parsed.titles) == parsed.read
+    # a link opens another view: the script shades and titles each word with that view's weights
+    data = json.loads((tmp_path / "arg-1.json").read_text())
+    view = _browser(binary, tmp_path / "profile", "--dump-dom", page.as_uri() + "#kind=beta&layer=2&head=1")
+    shown = _Words()
+    shown.feed(view.stdout)
+    expected = data["layers"][1]["beta"][0]
+    titled = [float(t.split()[1]) for t in shown.titles if t.startswith("weight ")]
+    assert titled == pytest.approx([round(w, 4) for w in expected], abs=1e-4)
+    assert titled != pytest.approx([round(w, 4) for w in data["pooling"]], abs=1e-4)
     shot = tmp_path / "page.png"
     result = _browser(binary, tmp_path / "profile", "--window-size=1000,900", f"--screenshot={shot}", page.as_uri())
     assert result.returncode == 0 and shot.stat().st_size > 0, result.stderr[-2000:]

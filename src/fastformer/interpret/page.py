@@ -1,6 +1,7 @@
 """The explanation as one self-contained HTML page: no network, no CDN, the data inline, a few lines of plain script.
 
-Layout: the prediction; controls (weight kind, layer, head or mean of heads); a legend; the text with every word in
+Layout: the prediction; controls (weight kind, layer, head or mean of heads; a link may open a view:
+`page.html#kind=beta&layer=2&head=3`); a legend; the text with every word in
 its own element (`span.w`, `data-i` its index), shaded by the chosen weights, in pages of `page_words` words; a
 small-multiples strip per head; the faithfulness check; and what the weights are. The page is shaded on the server
 side too (inline styles for the first view), so it reads the same with scripts off.
@@ -97,6 +98,13 @@ SCRIPT = """
     if (kind.value === 'pooling') kind.value = 'alpha';
     head.value = row.dataset.head; update();
   }));
+  // a link can open a view: page.html#kind=beta&layer=2&head=3 (layer and head 1-based; head=mean for the mean)
+  const asked = new URLSearchParams(location.hash.slice(1));
+  if (asked.has('kind') && Array.from(kind.options).some((o) => o.value === asked.get('kind'))) {
+    kind.value = asked.get('kind');
+  }
+  if (asked.has('layer')) layer.value = String(+asked.get('layer') - 1);
+  if (asked.has('head')) head.value = asked.get('head') === 'mean' ? 'mean' : String(+asked.get('head') - 1);
   show(0); update();
 })();
 """
