@@ -185,7 +185,8 @@ def test_two_torchrun_processes_match_one_process(tmp_path):
     exe = str(Path(sys.executable).parent / "fastformer")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     second = subprocess.run(
-        [str(torchrun), "--nproc_per_node", "2", "--master_port", "29533", exe, *args,
+        # --standalone: a rendezvous on a free local port (a fixed port can be taken by another run of the suite)
+        [str(torchrun), "--standalone", "--nproc_per_node", "2", exe, *args,
          "--tokenizer", str(one / "tokenizer"), "--output-dir", str(two)],
         capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip
