@@ -66,12 +66,10 @@ def _load(task: str, architecture: str | None, model_dir: str):
         model, tokenizer = load_generator(model_dir)
         return model, tokenizer, {}
     if task == "summarize":
-        from fastformer.tasks.summarization import generation_settings, load_model
+        from fastformer.tasks.summarization import generate_kwargs, generation_settings, load_model
 
         model, tokenizer = load_model(model_dir)
-        s = generation_settings(model_dir)
-        generation = dict(num_beams=s.num_beams, length_penalty=s.length_penalty,
-                          no_repeat_ngram_size=s.no_repeat_ngram_size, min_new_tokens=s.min_new_tokens)  # fmt: skip
+        generation = generate_kwargs(model, generation_settings(model_dir))  # the summaries `predict` writes
         return model, tokenizer, generation
     from fastformer.tasks.classification import load_model
 

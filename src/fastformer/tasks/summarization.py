@@ -77,11 +77,9 @@ class PairDataset(torch.utils.data.Dataset):
         return sum(map(len, self.input_ids)), sum(map(len, self.labels))
 
 
-@torch.no_grad()
-def summarize(model, tokenizer, documents: list[str], cfg: SummarizationConfig | None = None, **gen) -> list[str]:
-    """Summaries of `documents` with the generation settings of `cfg` (beam search by default; `gen` overrides
-    them, e.g. num_beams=1 for greedy), in batches of documents of similar length."""
-    cfg = cfg or SummarizationConfig()  # the generation defaults
+def generate_kwargs(model, cfg: SummarizationConfig, **overrides) -> dict[str, Any]:
+    """generate()'s arguments for summaries with the settings of `cfg` (`overrides` win), as `summarize` and
+    `fastformer explain` use them."""
     settings = dict(
         num_beams=cfg.num_beams,
         length_penalty=cfg.length_penalty,
@@ -89,9 +87,18 @@ def summarize(model, tokenizer, documents: list[str], cfg: SummarizationConfig |
         min_new_tokens=cfg.min_new_tokens,
         max_new_tokens=model.config.max_target_positions - 1,
     )
-    settings.update(gen)
+    settings.update(overrides)
     if settings["num_beams"] > 1:
         settings.setdefault("early_stopping", True)  # a beam is done at EOS
+    return settings
+
+
+@torch.no_grad()
+def summarize(model, tokenizer, documents: list[str], cfg: SummarizationConfig | None = None, **gen) -> list[str]:
+    """Summaries of `documents` with the generation settings of `cfg` (beam search by default; `gen` overrides
+    them, e.g. num_beams=1 for greedy), in batches of documents of similar length."""
+    cfg = cfg or SummarizationConfig()  # the generation defaults
+    settings = generate_kwargs(model, cfg, **gen)
     max_source = model.config.max_position_embeddings
     model.eval()
     device = next(model.parameters()).device
