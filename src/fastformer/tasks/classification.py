@@ -181,7 +181,6 @@ class ClassificationTask(Task):
         from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
 
         splits, labels = data["splits"], data["labels"]
-        vectors = inputs.vectors_for_tokenizer(cfg, tokenizer)
         train_set = EncodedDataset(splits["train"], tokenizer, labels, cfg.max_length)
         eval_set = EncodedDataset(splits["validation"], tokenizer, labels, cfg.max_length)
         model_fields = dict(
@@ -196,9 +195,7 @@ class ClassificationTask(Task):
             model_fields["attention_type"] = "softmax"
         config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
         model = FastformerForSequenceClassification(config)
-        embeddings = None
-        if vectors is not None:
-            embeddings = inputs.initialise_embeddings(model, tokenizer, vectors, cfg.freeze_word_vectors, cfg.seed)
+        embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)
 
         def compute_metrics(prediction):
             logits, label_ids = prediction

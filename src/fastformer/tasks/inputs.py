@@ -95,6 +95,15 @@ def vocabulary_of(tokenizer) -> list[str]:
     return tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
 
 
+def embed_run_vectors(cfg: Any, model, tokenizer) -> dict[str, Any] | None:
+    """The run's word vectors (cfg.word_vectors) into the model's word embeddings, when it names any: what was done
+    (for metrics.json), or None."""
+    vectors = vectors_for_tokenizer(cfg, tokenizer)
+    if vectors is None:
+        return None
+    return initialise_embeddings(model, tokenizer, vectors, cfg.freeze_word_vectors, cfg.seed)
+
+
 def initialise_embeddings(model, tokenizer, vectors, freeze: bool, seed: int) -> dict[str, Any]:
     """Copy `vectors` into the model's word embeddings (rows of unknown words drawn at the vectors' scale, the
     padding row zero); `freeze` keeps the table fixed during training. Returns what was done, for metrics.json.

@@ -254,7 +254,6 @@ class NewsTask(Task):
     def prepare(self, cfg: NewsConfig, splits, tokenizer, out: Path) -> Prepared:
         from fastformer.models.fastformer import FastformerConfig, FastformerForNewsRecommendation
 
-        vectors = inputs.vectors_for_tokenizer(cfg, tokenizer)
         tokens = NewsTokens(tokenizer, cfg.news_fields, cfg.max_length)
         for data in splits.values():
             tokens.add(data)
@@ -270,9 +269,7 @@ class NewsTask(Task):
         )
         config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
         model = FastformerForNewsRecommendation(config)
-        embeddings = None
-        if vectors is not None:
-            embeddings = inputs.initialise_embeddings(model, tokenizer, vectors, cfg.freeze_word_vectors, cfg.seed)
+        embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)
         trainer_class, callbacks = ranking_trainer(cfg, tokens, rows, splits["validation"])
         return Prepared(
             model=model,

@@ -173,10 +173,8 @@ class SummarizationTask(Task):
         )
         config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
         model = FastformerForConditionalGeneration(config)
-        embeddings = None
-        vectors = inputs.vectors_for_tokenizer(cfg, tokenizer)
-        if vectors is not None:  # one table for source, target and output layer: the vectors reach all three
-            embeddings = inputs.initialise_embeddings(model, tokenizer, vectors, cfg.freeze_word_vectors, cfg.seed)
+        # one table for source, target and output layer: the vectors reach all three
+        embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)
         source_tokens, target_tokens = train_set.num_tokens()
         return Prepared(
             model=model,
