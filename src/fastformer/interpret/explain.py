@@ -67,18 +67,13 @@ class _Scorer:
     def _batch(self, texts: list[str], left: bool = False) -> dict[str, torch.Tensor]:
         ids = self.tokenizer(texts, add_special_tokens=False, truncation=True, max_length=self.max_length)["input_ids"]
         ids = [row or [self.tokenizer.pad_token_id] for row in ids]  # an emptied text still gets one (pad) token
-        width = max(len(r) for r in ids)
-        input_ids = torch.full((len(ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
-        mask = torch.zeros(len(ids), width, dtype=torch.long)
-        for i, row in enumerate(ids):
-            span = slice(width - len(row), width) if left else slice(0, len(row))
-            input_ids[i, span], mask[i, span] = torch.tensor(row), 1
-        return dict(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device))
+        batch = self.tokenizer.pad({"input_ids": ids}, padding_side="left" if left else "right", return_tensors="pt")
+        return {name: batch[name].to(self.device) for name in ("input_ids", "attention_mask")}
 
     @torch.no_grad()
     def predict(self, text: str, ids: list[int]) -> tuple[dict[str, Any], list, np.ndarray | None]:
         """(prediction record, per-layer (alpha, beta) tensors, pooling weights or None) for one text."""
-        input_ids = torch.tensor([ids or [self.tokenizer.pad_token_id]], device=self.device)
+        input_ids = torch.tensor([ids], device=self.device)
         if self.task == "classification":
             out = self.model(input_ids, output_attentions=True)
             probs = out.logits.float().softmax(-1)[0].cpu()
@@ -205,7 +200,6 @@ def explain(
     if pooling is not None:
         word_pooling, rest = tokenized.word_weights(pooling[: len(tokenized.input_ids)])
         outside["pooling"] = float(rest)
-    total = len(tokenizer(text, add_special_tokens=False)["input_ids"])
     explanation = Explanation(
         text=text,
         task=task,
@@ -215,7 +209,7 @@ def explain(
         prediction=prediction,
         outside_words={k: round(v, 6) for k, v in outside.items() if v > 1e-9},
         tokens_read=len(tokenized.input_ids),
-        tokens_total=total,
+        tokens_total=tokenized.total_tokens,
     )
     if faithfulness_k > 0:
         explanation.faithfulness = faithfulness_check(scorer, tokenized, explanation, faithfulness_k, trials, seed)

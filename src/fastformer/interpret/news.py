@@ -125,11 +125,11 @@ def explain_user(model, tokenizer, data, user_id: str, impression_id: str | None
     fields = getattr(config, "news_fields", None) or ["title"]
     news_ids = list(dict.fromkeys(history + candidates))
     tokenized = [split_words(tokenizer, data.news[n].text(fields), config.max_position_embeddings) for n in news_ids]
-    width = max(1, max(len(t.input_ids) for t in tokenized))
-    ids = torch.full((len(news_ids), width), tokenizer.pad_token_id, dtype=torch.long)
-    mask = torch.zeros(len(news_ids), width, dtype=torch.long)
-    for row, t in enumerate(tokenized):
-        ids[row, : len(t.input_ids)], mask[row, : len(t.input_ids)] = torch.tensor(t.input_ids, dtype=torch.long), 1
+    rows = [t.input_ids for t in tokenized]
+    width = max(1, *(len(r) for r in rows))  # at least one column, as NewsTokens.batch pads
+    batch = tokenizer.pad({"input_ids": rows}, padding="max_length", max_length=width, padding_side="right",
+                          return_tensors="pt")  # fmt: skip
+    ids, mask = batch["input_ids"], batch["attention_mask"]
     row_of = {n: i for i, n in enumerate(news_ids)}
     model.eval()
     history_index = torch.tensor([[row_of[n] for n in history]])

@@ -33,6 +33,7 @@ class TokenizedText:
     words: list[Word]
     input_ids: list[int]
     token_words: list[int]
+    total_tokens: int  # of the whole text, read or not
 
     @property
     def read_words(self) -> int:
@@ -78,4 +79,4 @@ def split_words(tokenizer, text: str, max_length: int | None) -> TokenizedText:
     number = {word: i for i, (word, _) in enumerate(ordered)}
     words = [Word(text[s:e], s, e, first < read) for _, (s, e, first) in ordered]
     token_words = [-1 if w is None else number[w] for w in word_ids[:read]]
-    return TokenizedText(text, words, list(ids[:read]), token_words)
+    return TokenizedText(text, words, list(ids[:read]), token_words, len(ids))
