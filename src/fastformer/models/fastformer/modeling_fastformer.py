@@ -12,7 +12,7 @@ from transformers import initialization as init
 from transformers.modeling_outputs import BaseModelOutputWithPooling, SequenceClassifierOutput
 from transformers.utils import ModelOutput
 
-from fastformer.layers.attention import AdditiveAttention, FastformerAttention, PerHeadLinear, last_real_position
+from fastformer.layers.attention import AdditiveAttention, FastformerAttention, PerHeadLinear
 from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.pooling import AttentionPooling
 from fastformer.models.fastformer.cache import FastformerCache, real_token_positions
@@ -189,7 +189,7 @@ class FastformerModel(FastformerPreTrainedModel):
             if cache is not None and cache.states[0] is not None:
                 raise ValueError("output_attentions with a cache of earlier tokens: the weights need the whole "
                                  "prefix in one call (pass it without the cache)")  # fmt: skip
-            step = attention_positions(mask, B, N, attention_step, inputs_embeds.device)
+            step = attention_positions(attention_step, B, N, inputs_embeds.device)
         elif attention_step is not None:
             raise ValueError("attention_step is for causal models with output_attentions=True")
         hidden, all_hidden = self.encoder(
@@ -218,12 +218,11 @@ class FastformerModel(FastformerPreTrainedModel):
         )
 
 
-def attention_positions(mask, batch: int, length: int, step, device) -> torch.Tensor:
-    """(B,) long positions for `attention_step`: None = each row's last real token; an int (negative from the end)
-    or a (B,) tensor of positions, checked to lie inside the sequence."""
+def attention_positions(step, batch: int, length: int, device) -> torch.Tensor | None:
+    """(B,) long positions for `attention_step`, an int (negative from the end) or a (B,) tensor of positions,
+    checked to lie inside the sequence; None stays None (the layers' default: each row's last real token)."""
     if step is None:
-        real = mask if mask is not None else torch.ones(batch, length, dtype=torch.bool, device=device)
-        return last_real_position(real)
+        return None
     positions = torch.as_tensor(step, device=device).long().expand(batch)
     positions = torch.where(positions < 0, positions + length, positions)
     if positions.numel() and (positions.min() < 0 or positions.max() >= length):
