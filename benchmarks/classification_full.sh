@@ -10,8 +10,8 @@
 # resumes (--resume). JOBS runs side by side, THREADS threads each (2 x 1 on the 2-core machine).
 # Rows: fastformer512-glove, softmax512-glove (the Transformer baseline with the same vectors), fastformer512-random
 # (word level, random embeddings: the initialisation ablation), fastformer512-wordpiece (WordPiece, random
-# embeddings: the default inputs before word vectors), fastformer1024-glove on IMDB, TF-IDF + LR; the
-# interaction and sharing ablations on Yelp-5 with vectors.
+# embeddings: the default inputs before word vectors), fastformer1024-glove and qvhead-glove (no layer sharing) on IMDB,
+# TF-IDF + LR; the interaction and sharing ablations on Yelp-5 with vectors.
 set -euo pipefail
 IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
 YELP=${YELP:-../shared/data/yelp5}
@@ -60,6 +60,9 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
           echo "$group-softmax512-glove-seed$seed $data $glove --seed $seed --max-length 512 --architecture softmax"
           echo "$group-fastformer1024-glove-seed$seed $data $glove --seed $seed --max-length 1024"
           echo "$group-fastformer512-random-seed$seed $data $word --seed $seed --max-length 512"
+          # the best sharing variant on Yelp-5 (no layer sharing): does it carry to long reviews?
+          echo "$group-qvhead-glove-seed$seed $data $glove --seed $seed --max-length 512 --model layer_sharing=false \
+ --model head_sharing=true --model transform=per_head"
         done ;;
       *) echo "unknown group $group" >&2; exit 2 ;;
     esac
