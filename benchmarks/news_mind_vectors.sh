@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # News recommendation with the paper's inputs: word-level titles with GloVe 6B-50d vectors in the news encoder,
 # otherwise benchmarks/news_mind.sh's setting (real MIND clicks converted from MINDRec; "category | title"; one layer
-# per encoder; Adam 1e-4; batch 32; 5 epochs; best epoch by validation AUC).
+# per encoder; Adam 1e-4; batch 32; 5 epochs; best epoch by validation AUC); and the same models with PP-Rec's
+# popularity score added (`--popularity`: each candidate's clicks in the training impressions, bucketed, scored).
 # Usage: bash benchmarks/news_mind_vectors.sh   (SEEDS="1 2 3"; results in benchmarks/results/news-mind/)
 # Table beside the rankers without learning: python benchmarks/summarize_news.py runs/news-mind-vectors
 set -euo pipefail
@@ -20,9 +21,10 @@ done
 jobs() {
   for seed in $SEEDS; do
     for arch in fastformer softmax; do
-      echo "news-$arch-glove-seed$seed news --train $ROOT/mind-valid --test $ROOT/mind-test --architecture $arch \
- --news-fields category,title --epochs 5 --batch-size 32 --learning-rate 1e-4 --word-vectors glove-6b-50d \
- --seed $seed --logging-steps 5"
+      run="news --train $ROOT/mind-valid --test $ROOT/mind-test --architecture $arch --news-fields category,title \
+ --epochs 5 --batch-size 32 --learning-rate 1e-4 --word-vectors glove-6b-50d --seed $seed --logging-steps 5"
+      echo "news-$arch-glove-seed$seed $run"
+      echo "news-$arch-glove-popularity-seed$seed $run --popularity"
     done
   done
 }

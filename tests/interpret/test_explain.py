@@ -227,13 +227,14 @@ def test_a_language_model_and_a_summarizer_are_explained(tmp_path, capsys):
     assert "arg-1: '" in printed  # the next token / the summary is named
 
 
-def test_a_news_recommender_is_explained_per_user(tmp_path, capsys):
+@pytest.mark.parametrize("popularity", [False, True], ids=["paper", "popularity"])
+def test_a_news_recommender_is_explained_per_user(tmp_path, capsys, popularity):
     mind = tmp_path / "mind"
     assert main(["convert-mindrec", str(MIND / "mindrec20_test.json.gz"), str(mind)]) == 0
     folder = tmp_path / "news"
     assert main(["train", "news", "--train", str(mind), "--epochs", "1", "--max-train-impressions", "40",
                  "--max-eval-impressions", "10", "--vocab-size", "600", "--batch-size", "16",
-                 "--output-dir", str(folder), *SMALL]) == 0  # fmt: skip
+                 "--output-dir", str(folder), *SMALL, *(["--popularity"] if popularity else [])]) == 0  # fmt: skip
     from fastformer.data.mind import load_mind
 
     user = next(i.user_id for i in load_mind(mind).impressions if len(i.history) >= 2)
@@ -243,13 +244,17 @@ def test_a_news_recommender_is_explained_per_user(tmp_path, capsys):
     data = json.loads((out / f"user-{user}.json").read_text())
     assert data["candidates"] and data["clicked"]
     assert abs(sum(c["weight"] for c in data["clicked"]) - 1) < 1e-5
-    for candidate in data["candidates"]:
-        assert sum(candidate["shares"]) == pytest.approx(candidate["score"], abs=1e-3)
+    assert data["scores_popularity"] is popularity
+    for candidate in data["candidates"]:  # the clicked news' shares and the popularity score make up the score
+        assert sum(candidate["shares"]) + candidate["popularity"] == pytest.approx(candidate["score"], abs=1e-3)
         assert abs(sum(candidate["word_weights"]) - 1) < 1e-4
+    popularity_scores = {c["popularity"] for c in data["candidates"]}
+    assert popularity_scores == {0.0} if not popularity else len(popularity_scores) > 1  # learned, and not one value
     assert (out / f"user-{user}.png").stat().st_size > 0
     page = (out / f"user-{user}.html").read_text()
     words = sum(len(c["words"]) for c in data["clicked"] + data["candidates"])
     assert page.count("<span class='w'") == words
+    assert ("of it, popularity" in page) is popularity
     with pytest.raises(SystemExit, match="give --user ID and --data"):
         main(["explain", str(folder), "--user", user])
 

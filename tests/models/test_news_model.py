@@ -89,3 +89,40 @@ def test_save_and_load(tmp_path):
     ids, mask, history, candidates = batch()
     kwargs = dict(news_input_ids=ids, news_attention_mask=mask, history_index=history, candidate_index=candidates)
     torch.testing.assert_close(loaded(**kwargs).logits, model(**kwargs).logits, rtol=0, atol=0)
+
+
+def test_popularity_buckets_are_log_spaced_and_capped():
+    from fastformer.models.fastformer.modeling_news import popularity_bucket
+
+    clicks = torch.tensor([0, 1, 2, 3, 4, 7, 8, 15, 16, 1000])
+    assert popularity_bucket(clicks, 8).tolist() == [0, 1, 1, 2, 2, 3, 3, 4, 4, 7]
+    assert popularity_bucket(clicks, 3).max() == 2
+
+
+def test_popularity_score_is_added_per_candidate_and_learns(tmp_path):
+    """PP-Rec's popularity score: logits = user . news + one learned score per click-count bucket, 0 at start."""
+    plain, popular = make_model(), make_model(popularity_buckets=4)
+    missing, unexpected = popular.load_state_dict(plain.state_dict(), strict=False)
+    assert missing == ["popularity.weight"] and not unexpected
+    ids, mask, history, candidates = batch()
+    kwargs = dict(news_input_ids=ids, news_attention_mask=mask, history_index=history, candidate_index=candidates)
+    clicks = torch.tensor([[0, 1, 5], [2, 100, 0], [3, 0, 1]])
+    start = popular(**kwargs, candidate_clicks=clicks)
+    torch.testing.assert_close(start.logits, plain(**kwargs).logits, rtol=0, atol=0)  # starts as the paper's model
+    with torch.no_grad():
+        popular.popularity.weight.copy_(torch.tensor([[0.5], [-1.0], [2.0], [3.0]]))
+    out = popular(**kwargs, candidate_clicks=clicks)
+    expected = torch.tensor([[0.5, -1.0, 2.0], [-1.0, 3.0, 0.5], [2.0, 0.5, -1.0]], dtype=torch.float64)
+    torch.testing.assert_close(out.popularity_scores, expected)
+    torch.testing.assert_close(out.logits, plain(**kwargs).logits + expected)
+    popular.train()(**kwargs, candidate_clicks=clicks, labels=torch.tensor([0, 1, 2])).loss.backward()
+    assert popular.popularity.weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="pass candidate_clicks"):
+        popular(**kwargs)
+    with pytest.raises(ValueError, match="no popularity score"):
+        plain(**kwargs, candidate_clicks=clicks)
+    popular.save_pretrained(tmp_path)
+    loaded = FastformerForNewsRecommendation.from_pretrained(tmp_path).double().eval()
+    assert loaded.config.popularity_buckets == 4
+    torch.testing.assert_close(loaded.eval()(**kwargs, candidate_clicks=clicks).logits, popular.eval()(**kwargs,
+                               candidate_clicks=clicks).logits, rtol=0, atol=0)  # fmt: skip

@@ -2,6 +2,7 @@
 leaderboard file, evaluate / predict from the saved folder, resume; training rows and cached news encoding."""
 
 import json
+import math
 
 import pytest
 import torch
@@ -184,3 +185,58 @@ def test_evaluation_encodes_each_news_once(trained, mind):
     referenced = {n for imp in data.impressions for n in (*imp.history, *imp.candidates)}
     assert sum(encoded) == len(referenced)  # not once per impression
     assert len(scores) == len(data.impressions) and all(torch.isfinite(torch.tensor(s)).all() for s in scores)
+
+
+def test_popularity_rows_leave_their_own_click_out():
+    """A row's clicked candidate counts one click less (its own), as a test impression's clicks are not counted."""
+    from fastformer.tasks.news_recommendation import popularity_prior, training_clicks
+
+    data = _data([
+        Impression("1", "u", "", ("A",), ("B", "C", "D"), (1, 0, 1), "x:1"),
+        Impression("2", "v", "", ("A",), ("B", "C"), (1, 0), "x:2"),
+        Impression("3", "w", "", (), ("E", "B"), (0, 0), "x:3"),  # seen, never clicked
+    ])  # fmt: skip
+    clicks = training_clicks(data)
+    assert clicks == {"B": 2, "D": 1}
+    rows = ClickRows(data, max_history=50, negatives=1, seed=0, clicks=clicks)
+    assert [(r["candidates"], r["candidate_clicks"]) for r in (rows[0], rows[1], rows[2])] == [
+        (["B", "C"], [1, 0]),  # B: clicked twice, once here
+        (["D", "C"], [0, 0]),  # D: its only click is this row's
+        (["B", "C"], [1, 0]),
+    ]
+    assert "candidate_clicks" not in ClickRows(data, max_history=50, negatives=1, seed=0)[0]
+    # the scores a model starts from: each bucket's add-one log click rate, own clicks left out as in the rows.
+    # bucket 0 (0 clicks): C, D, C, E shown, D clicked; bucket 1 (1-2 clicks): B thrice, clicked twice; bucket 2: none
+    prior = popularity_prior(data, clicks, buckets=3)
+    assert prior == pytest.approx([math.log(2 / 6), math.log(3 / 5), math.log(1 / 2)])
+
+
+def test_a_popularity_model_saves_its_counts_and_ranks_the_same_from_its_folder(mind, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["train", "news", "--train", str(mind / "valid"), "--test", str(mind / "test"), "--epochs", "1",
+                 "--max-train-impressions", "100", "--max-eval-impressions", "100", "--popularity",
+                 "--output-dir", str(out), *TINY]) == 0  # fmt: skip
+    from fastformer.tasks.news_recommendation import read_news_clicks
+
+    metrics = json.loads((out / "metrics.json").read_text())
+    clicks = read_news_clicks(out / "news_clicks.tsv")
+    assert json.loads((out / "config.json").read_text())["popularity_buckets"] == 8
+    assert metrics["train"]["popularity_clicks"] == sum(clicks.values()) and metrics["train"]["popularity_news"] == len(
+        clicks
+    )
+    # the folder ranks the first 100 test impressions as the run did: the saved counts are the ones it trained with
+    first = tmp_path / "first100"
+    first.mkdir()
+    (first / "news.tsv").write_text((mind / "test" / "news.tsv").read_text())
+    lines = (mind / "test" / "behaviors.tsv").read_text().splitlines(keepends=True)[:100]
+    (first / "behaviors.tsv").write_text("".join(lines))
+    again = tmp_path / "again.json"
+    assert main(["evaluate", str(out), "--data", str(first), "--output", str(again)]) == 0
+    assert json.loads(again.read_text())["auc"] == pytest.approx(metrics["test"]["auc"], abs=1e-9)
+    # counts lost or broken: a clear error, not a silent ranking without them
+    (out / "news_clicks.tsv").write_text("N1\t3\nN2 three\n")
+    with pytest.raises(SystemExit, match=r"news_clicks.tsv:2: expected 'news_id<TAB>clicks'"):
+        main(["evaluate", str(out), "--data", str(first), "--output", str(again)])
+    (out / "news_clicks.tsv").unlink()
+    with pytest.raises(SystemExit, match="the model scores popularity, but its counts news_clicks.tsv are missing"):
+        main(["evaluate", str(out), "--data", str(first), "--output", str(again)])

@@ -96,7 +96,7 @@ def run_news(args: argparse.Namespace, output: Path) -> int:
     from fastformer.data import DataError
     from fastformer.data.mind import load_mind
     from fastformer.interpret.news import explain_user
-    from fastformer.tasks.news_recommendation import load_model
+    from fastformer.tasks.news_recommendation import load_model, load_news_clicks
 
     if not args.user or not args.data:
         _fail("a news recommender is explained per user: give --user ID and --data (a MIND folder)")
@@ -104,7 +104,8 @@ def run_news(args: argparse.Namespace, output: Path) -> int:
         _fail("a news recommender is explained per user (--user), not per text")
     try:
         model, tokenizer = load_model(args.model_dir)
-        explanation = explain_user(model, tokenizer, load_mind(args.data), args.user, args.impression)
+        clicks = load_news_clicks(model, args.model_dir)
+        explanation = explain_user(model, tokenizer, load_mind(args.data), args.user, args.impression, clicks)
     except (DataError, ValueError, OSError) as error:
         _fail(str(error))
     output.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,8 @@ each candidate's score, and which title words made each news vector.
 The score of candidate c is user . c, and the user vector is the user encoder's pooling sum_i w_i s_i over its outputs
 s_i at the clicked news i, so score(c) = sum_i w_i (s_i . c): each clicked news' share of a score is exact, and the
 shares add up to the score. (s_i is the clicked news after the user encoder's layers, so it also carries what the other
-clicks added to it.) Title words are weighted by the news encoder's pooling, the last step that makes a news vector.
+clicks added to it.) A model that scores popularity (PP-Rec) adds its learned popularity score to that sum; it is
+shown apart. Title words are weighted by the news encoder's pooling, the last step that makes a news vector.
 """
 
 from __future__ import annotations
@@ -34,13 +35,15 @@ class NewsItem:
 @dataclass
 class NewsExplanation:
     """One impression of one user. `clicked[i].weight` is clicked news i's weight in the user vector;
-    `candidates` are sorted by score, each with `shares` (one per clicked news, summing to the score) and `clicked`
-    (1 / 0, or None when the impression has no labels)."""
+    `candidates` are sorted by score, each with `shares` (one per clicked news), `popularity` (the model's popularity
+    score, 0 for a model without one; shares + popularity = score) and `clicked` (1 / 0, or None when the impression
+    has no labels)."""
 
     user_id: str
     impression_id: str
     clicked: list[dict[str, Any]]
     candidates: list[dict[str, Any]]
+    scores_popularity: bool = False  # the model adds a popularity score (PP-Rec) to the clicked news' shares
 
     def to_dict(self) -> dict[str, Any]:
         def item(entry):
@@ -49,7 +52,7 @@ class NewsExplanation:
             return dict(rest, news_id=news.news_id, text=news.text, words=news.words,
                         word_weights=np.round(news.weights, 6).tolist())  # fmt: skip
 
-        return dict(user_id=self.user_id, impression_id=self.impression_id,
+        return dict(user_id=self.user_id, impression_id=self.impression_id, scores_popularity=self.scores_popularity,
                     clicked=[item(c) for c in self.clicked], candidates=[item(c) for c in self.candidates])  # fmt: skip
 
     def to_html(self) -> str:
@@ -88,8 +91,10 @@ class NewsExplanation:
                          for c in self.candidates], fontsize=7)  # fmt: skip
         axis.set_xticks(range(len(self.clicked)), [f"{i + 1}" for i in range(len(self.clicked))], fontsize=7)
         axis.set_xlabel("clicked news (oldest first)")
-        axis.set_title(f"user {self.user_id}: each clicked news' share of each candidate's score (* = clicked)",
-                       fontsize=9, loc="left")  # fmt: skip
+        title = f"user {self.user_id}: each clicked news' share of each candidate's score (* = clicked)"
+        if self.scores_popularity:  # the label's score includes it; the cells do not
+            title += "\nscores include the model's popularity score; the cells are the clicked news' shares"
+        axis.set_title(title, fontsize=9, loc="left")
         figure.colorbar(image, ax=axis, fraction=0.03)
         figure.tight_layout()
         path = Path(path)
@@ -104,10 +109,13 @@ def _item(news_id: str, tokenized: TokenizedText, pooling: np.ndarray) -> NewsIt
 
 
 @torch.no_grad()
-def explain_user(model, tokenizer, data, user_id: str, impression_id: str | None = None) -> NewsExplanation:
+def explain_user(
+    model, tokenizer, data, user_id: str, impression_id: str | None = None, clicks=None
+) -> NewsExplanation:
     """Explain the ranking of one impression of `user_id` in MIND data (`fastformer.data.mind.load_mind`): the first
-    impression of that user, or the one named. Raises ValueError naming what is missing."""
-    from fastformer.tasks.news_recommendation import known_history
+    impression of that user, or the one named. `clicks`: the news click counts of a model that scores popularity
+    (`fastformer.tasks.news_recommendation.load_news_clicks`). Raises ValueError naming what is missing."""
+    from fastformer.tasks.news_recommendation import candidate_clicks, known_history
 
     mine = [i for i in data.impressions if i.user_id == user_id]
     if not mine:
@@ -134,21 +142,24 @@ def explain_user(model, tokenizer, data, user_id: str, impression_id: str | None
     model.eval()
     history_index = torch.tensor([[row_of[n] for n in history]])
     candidate_index = torch.tensor([[row_of[n] for n in candidates]])
-    out = model(ids, mask, history_index, candidate_index, output_attentions=True, return_dict=True)
+    counts = candidate_clicks(model, [tuple(candidates)], clicks)
+    out = model(ids, mask, history_index, candidate_index, candidate_clicks=counts, output_attentions=True,
+                return_dict=True)  # fmt: skip
     pooling = out.news_pooling_attentions.double().numpy()  # (U, L)
-    clicks = out.user_pooling_attentions[0].double().numpy()  # (H,)
+    weights = out.user_pooling_attentions[0].double().numpy()  # (H,) each clicked news' weight in the user vector
     states = out.user_news_states[0].double()  # (H, hidden)
     vectors = out.news_vectors.double()
     items = {n: _item(n, tokenized[i], pooling[i]) for i, n in enumerate(news_ids)}
     labels = dict(zip(impression.candidates, impression.labels, strict=True)) if impression.labels else {}
     ranked = []
     for column, n in enumerate(candidates):
-        shares = clicks * (states @ vectors[row_of[n]]).numpy()
+        shares = weights * (states @ vectors[row_of[n]]).numpy()
+        popularity = 0.0 if out.popularity_scores is None else float(out.popularity_scores[0, column])
         ranked.append(dict(news=items[n], score=float(out.logits[0, column]), shares=np.round(shares, 6).tolist(),
-                           clicked=labels.get(n)))  # fmt: skip
+                           popularity=popularity, clicked=labels.get(n)))  # fmt: skip
     ranked.sort(key=lambda c: -c["score"])
-    clicked = [dict(news=items[n], weight=float(w)) for n, w in zip(history, clicks, strict=True)]
-    return NewsExplanation(user_id, impression.impression_id, clicked, ranked)
+    clicked = [dict(news=items[n], weight=float(w)) for n, w in zip(history, weights, strict=True)]
+    return NewsExplanation(user_id, impression.impression_id, clicked, ranked, counts is not None)
 
 
 def _title(item: NewsItem) -> str:
@@ -173,8 +184,16 @@ def news_page(explanation: NewsExplanation) -> str:
         order = np.argsort(-np.abs(shares))[:3]
         drivers = "; ".join(f"#{i + 1} {shares[i]:+.3f}" for i in order)
         mark = {1: "clicked", 0: "not clicked"}.get(c["clicked"], "")
-        rows.append(f"<tr><td>{rank}</td><td>{c['score']:+.3f}</td><td>{mark}</td><td>{_title(c['news'])}</td>"
-                    f"<td class='muted'>{drivers}</td></tr>")  # fmt: skip
+        popularity = f"<td>{c['popularity']:+.3f}</td>" if explanation.scores_popularity else ""
+        rows.append(f"<tr><td>{rank}</td><td>{c['score']:+.3f}</td>{popularity}<td>{mark}</td>"
+                    f"<td>{_title(c['news'])}</td><td class='muted'>{drivers}</td></tr>")  # fmt: skip
+    popularity_head = "<th>of it, popularity</th>" if explanation.scores_popularity else ""
+    popularity_note = (
+        " This model also adds a learned score of each candidate's popularity (its clicks in the training data, the "
+        "column beside the score), so the shares sum to the score less that column."
+        if explanation.scores_popularity
+        else " The shares sum to the score."
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>fastformer explain: user {html.escape(explanation.user_id)}</title>
 <style>{STYLE}</style></head><body>
@@ -184,11 +203,12 @@ pooling weight (darkest = the title's largest).</p>
 <h2>Clicked news and their weight in the user vector</h2>
 <table><tr><th>#</th><th>weight</th><th>title</th></tr>{clicked_rows}</table>
 <h2>Candidates by score</h2>
-<table><tr><th>rank</th><th>score</th><th></th><th>title</th><th>clicked news that moved the score most</th></tr>
+<table><tr><th>rank</th><th>score</th>{popularity_head}<th></th><th>title</th>
+<th>clicked news that moved the score most</th></tr>
 {"".join(rows)}</table>
 <div class="note">A candidate's score is the dot product of the user vector and its news vector. The user vector is
 the user encoder's weighted sum over the clicked news (the weights above), so each clicked news adds an exact share
-to every score (the shares sum to the score); the three largest are listed by number. The weights are contributions
-to pooled vectors, not pairwise attention.</div>
+to every score; the three largest are listed by number.{popularity_note} The weights are contributions to pooled
+vectors, not pairwise attention.</div>
 </body></html>
 """

@@ -192,6 +192,11 @@ class NewsConfig(WordInputSettings):
     max_length: int = setting(48, "tokens per news text (the paper: titles of up to 48 tokens)", minimum=1)
     max_history: int = setting(50, "most recent clicks the user encoder reads", minimum=0)
     negatives: int = setting(4, "unclicked candidates per click (K)", minimum=1)
+    popularity: bool = setting(
+        False,
+        "add a learned score of each candidate's popularity (its clicks in the training impressions) to the personal "
+        "score, as PP-Rec does (model field popularity_buckets=8; the counts are saved as news_clicks.tsv)",
+    )
     architecture: str = setting(
         "fastformer", "fastformer or softmax (NRMS-style encoders)", choices=("fastformer", "softmax")
     )

@@ -8,14 +8,21 @@ does), with the user's last `max_history` clicks; softmax cross-entropy picks th
 impression has no unclicked candidate cannot form a row and are counted (`train.clicks_without_negatives`).
 
 Evaluation encodes every news of the split once, then scores each impression from those vectors (user vector .
-news vector). Candidates naming news that news.tsv lacks cannot be scored: they are ranked last, in candidate order,
-and counted. History clicks naming unknown news are left out of the user's history, and counted.
+news vector). With `--popularity` (PP-Rec's popularity-aware score) each candidate also gets a learned score of its
+click count in the training impressions; a training row leaves its own impression's click out of the count, so the
+model cannot learn "clicked = counted". The counts are saved with the model (news_clicks.tsv) and used for every split
+it ranks later: news without a click there count 0.
+
+Candidates naming news that news.tsv lacks cannot be scored: they are ranked last, in candidate order, and counted.
+History clicks naming unknown news are left out of the user's history, and counted.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -77,11 +84,60 @@ def known_history(impression: Impression, news: dict, max_history: int) -> list[
     return [h for h in impression.history if h in news][-max_history:] if max_history > 0 else []
 
 
-class ClickRows(torch.utils.data.Dataset):
-    """One row per clicked candidate: history, the click first, then K unclicked candidates of its impression."""
+NEWS_CLICKS_FILE = "news_clicks.tsv"
 
-    def __init__(self, data: MindData, max_history: int, negatives: int, seed: int):
-        self.negatives, self.seed, self.epoch = negatives, seed, 0
+
+def training_clicks(data: MindData) -> Counter:
+    """How often each news was clicked in the labelled impressions of `data`: the popularity the model scores."""
+    return Counter(
+        c for imp in data.impressions if imp.labels for c, y in zip(imp.candidates, imp.labels, strict=True) if y == 1
+    )
+
+
+def popularity_prior(data: MindData, clicks: Counter, buckets: int) -> list[float]:
+    """Each click-count bucket's log click rate over the labelled candidates of `data` (counts leaving the candidate's
+    own click out, as training rows do; add-one smoothed): the popularity scores a model starts from, so that the
+    personal score learns what popularity does not already say. (Learned from 0 at the paper's learning rate, 1e-4,
+    the scores would move by ~0.01 in a short run: too little to matter.)"""
+    from fastformer.models.fastformer.modeling_news import popularity_bucket
+
+    clicked, shown = [1] * buckets, [2] * buckets
+    for imp in data.impressions:
+        if not imp.labels:
+            continue
+        known = [(c, y) for c, y in zip(imp.candidates, imp.labels, strict=True) if c in data.news]
+        ids = popularity_bucket(torch.tensor([clicks[c] - y for c, y in known], dtype=torch.long), buckets).tolist()
+        for bucket, (_, y) in zip(ids, known, strict=True):
+            clicked[bucket] += y
+            shown[bucket] += 1
+    return [float(torch.tensor(c / n).log()) for c, n in zip(clicked, shown, strict=True)]
+
+
+def write_news_clicks(path: Path, clicks: Mapping[str, int]) -> None:
+    """news_id <TAB> clicks, most clicked first."""
+    path.write_text("".join(f"{n}\t{c}\n" for n, c in sorted(clicks.items(), key=lambda item: (-item[1], item[0]))))
+
+
+def read_news_clicks(path: Path) -> dict[str, int]:
+    """The counts `write_news_clicks` wrote; a malformed line is an error naming the file and line."""
+    clicks = {}
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        parts = line.split("\t")
+        if len(parts) != 2 or not parts[1].isdigit():
+            raise ValueError(f"{path}:{number}: expected 'news_id<TAB>clicks', got {line!r}")
+        clicks[parts[0]] = int(parts[1])
+    return clicks
+
+
+class ClickRows(torch.utils.data.Dataset):
+    """One row per clicked candidate: history, the click first, then K unclicked candidates of its impression.
+
+    With `clicks` (training_clicks of the same data), each row also gives its candidates' click counts, the row's
+    own click left out (the clicked candidate counts one less): at test time, an impression's clicks are not in the
+    counts either."""
+
+    def __init__(self, data: MindData, max_history: int, negatives: int, seed: int, clicks: Counter | None = None):
+        self.negatives, self.seed, self.epoch, self.clicks = negatives, seed, 0, clicks
         self.rows: list[tuple[list[str], str, list[str]]] = []
         self.clicks_without_negatives = 0
         for impression in data.impressions:
@@ -105,7 +161,10 @@ class ClickRows(torch.utils.data.Dataset):
         history, clicked, unclicked = self.rows[i]
         rng = random.Random(f"{self.seed}:{self.epoch}:{i}")  # new negatives each epoch, the same after a resume
         pool = unclicked * (self.negatives // len(unclicked) + 1) if len(unclicked) < self.negatives else unclicked
-        return {"history": history, "candidates": [clicked, *rng.sample(pool, self.negatives)]}
+        row = {"history": history, "candidates": [clicked, *rng.sample(pool, self.negatives)]}
+        if self.clicks is not None:  # the unclicked were not clicked in this impression: their counts stand
+            row["candidate_clicks"] = [self.clicks[clicked] - 1, *(self.clicks[n] for n in row["candidates"][1:])]
+        return row
 
 
 class ClickCollator:
@@ -122,13 +181,16 @@ class ClickCollator:
         news_input_ids, news_attention_mask = self.tokens.batch(list(position))
         history_index = padded_index([[position[n] for n in r["history"]] for r in rows])
         candidate_index = padded_index([[position[n] for n in r["candidates"]] for r in rows])  # all 1 + K long
-        return dict(
+        batch = dict(
             news_input_ids=news_input_ids,
             news_attention_mask=news_attention_mask,
             history_index=history_index,
             candidate_index=candidate_index,
             labels=torch.zeros(len(rows), dtype=torch.long),  # the click is each row's first candidate
         )
+        if "candidate_clicks" in rows[0]:
+            batch["candidate_clicks"] = torch.tensor([r["candidate_clicks"] for r in rows], dtype=torch.long)
+        return batch
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -149,9 +211,28 @@ def encode_all_news(model, tokens: NewsTokens, news_ids: list[str], batch_size: 
     return vectors
 
 
+def candidate_clicks(model, candidates: list[tuple[str, ...]], clicks: Mapping[str, int] | None) -> torch.Tensor | None:
+    """(B, C) click counts of B candidate lists (0 for news without clicks and for padding) when the model scores
+    popularity, else None; an error when it does and no counts are given."""
+    if not getattr(model.config, "popularity_buckets", 0):
+        return None
+    if clicks is None:
+        raise ValueError(f"this model scores popularity: give the click counts it was trained with, {NEWS_CLICKS_FILE}")
+    width = max([1] + [len(row) for row in candidates])
+    return torch.tensor([[clicks.get(c, 0) for c in row] + [0] * (width - len(row)) for row in candidates])
+
+
 @torch.no_grad()
-def score_impressions(model, data: MindData, tokens: NewsTokens, max_history: int, batch_size: int = 256):
-    """Click scores of every candidate of every impression (None-free lists; -inf for news the split lacks)."""
+def score_impressions(
+    model,
+    data: MindData,
+    tokens: NewsTokens,
+    max_history: int,
+    batch_size: int = 256,
+    clicks: Mapping[str, int] | None = None,
+):
+    """Click scores of every candidate of every impression (None-free lists; -inf for news the split lacks).
+    `clicks`: the news click counts of a model that scores popularity."""
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
@@ -163,10 +244,12 @@ def score_impressions(model, data: MindData, tokens: NewsTokens, max_history: in
         chunk = data.impressions[start : start + batch_size]
         history_index = padded_index([[row[n] for n in known_history(imp, data.news, max_history)] for imp in chunk])
         candidate_index = padded_index([[row.get(n, -1) for n in imp.candidates] for imp in chunk])
+        counts = candidate_clicks(model, [imp.candidates for imp in chunk], clicks)
         logits = model(
             news_vectors=vectors,
             history_index=history_index.to(device),
             candidate_index=candidate_index.to(device),
+            candidate_clicks=None if counts is None else counts.to(device),
             return_dict=True,
         ).logits.float()
         known = (candidate_index >= 0).to(device)
@@ -176,10 +259,17 @@ def score_impressions(model, data: MindData, tokens: NewsTokens, max_history: in
     return scores
 
 
-def evaluate_split(model, data: MindData, tokens: NewsTokens, max_history: int, batch_size: int = 256):
+def evaluate_split(
+    model,
+    data: MindData,
+    tokens: NewsTokens,
+    max_history: int,
+    batch_size: int = 256,
+    clicks: Mapping[str, int] | None = None,
+):
     """(metrics, ranks): MIND's metrics over the labelled impressions, and each impression's 1-based ranks."""
     start = time.perf_counter()
-    scores = score_impressions(model, data, tokens, max_history, batch_size)
+    scores = score_impressions(model, data, tokens, max_history, batch_size, clicks)
     ranks = [rank_scores(s) for s in scores]
     metrics = mind_metrics([imp.labels for imp in data.impressions], ranks)
     metrics["unscorable_candidates"] = sum(c not in data.news for imp in data.impressions for c in imp.candidates)
@@ -217,7 +307,7 @@ def load_splits(cfg: NewsConfig) -> dict[str, MindData]:
     return splits
 
 
-def ranking_trainer(cfg: NewsConfig, tokens: NewsTokens, rows: ClickRows, validation: MindData):
+def ranking_trainer(cfg: NewsConfig, tokens: NewsTokens, rows: ClickRows, validation: MindData, clicks=None):
     """(Trainer subclass, callbacks): evaluation by MIND's metrics over the validation impressions, and new negatives
     each epoch."""
     from transformers import Trainer, TrainerCallback
@@ -230,7 +320,7 @@ def ranking_trainer(cfg: NewsConfig, tokens: NewsTokens, rows: ClickRows, valida
         """Evaluation = MIND's metrics over the validation impressions (not a loss over sampled rows)."""
 
         def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:
-            metrics, _ = evaluate_split(self.model, validation, tokens, cfg.max_history, cfg.eval_batch_size)
+            metrics, _ = evaluate_split(self.model, validation, tokens, cfg.max_history, cfg.eval_batch_size, clicks)
             logged = {f"{metric_key_prefix}_{k}": float(metrics[k]) for k in METRICS}
             self.log(logged)
             self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, logged)
@@ -257,7 +347,6 @@ class NewsTask(Task):
         tokens = NewsTokens(tokenizer, cfg.news_fields, cfg.max_length)
         for data in splits.values():
             tokens.add(data)
-        rows = ClickRows(splits["train"], cfg.max_history, cfg.negatives, cfg.seed)
         model_fields = dict(
             vocab_size=len(tokenizer),
             num_hidden_layers=1,  # the paper's MIND recommender: one layer in each encoder
@@ -266,11 +355,19 @@ class NewsTask(Task):
             pad_token_id=tokenizer.pad_token_id,
             attention_type=cfg.architecture,
             news_fields=list(cfg.news_fields),  # kept in config.json, so evaluate / predict read the same text
+            popularity_buckets=8 if cfg.popularity else 0,  # up to 127+ clicks; --model popularity_buckets=N to change
         )
         config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
+        clicks = training_clicks(splits["train"]) if config.popularity_buckets else None
+        rows = ClickRows(splits["train"], cfg.max_history, cfg.negatives, cfg.seed, clicks)
         model = FastformerForNewsRecommendation(config)
         embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)
-        trainer_class, callbacks = ranking_trainer(cfg, tokens, rows, splits["validation"])
+        prior = None
+        if clicks is not None:
+            prior = popularity_prior(splits["train"], clicks, config.popularity_buckets)
+            with torch.no_grad():
+                model.popularity.weight[:, 0] = torch.tensor(prior)
+        trainer_class, callbacks = ranking_trainer(cfg, tokens, rows, splits["validation"], clicks)
         return Prepared(
             model=model,
             train_dataset=rows,
@@ -287,20 +384,32 @@ class NewsTask(Task):
                 impressions=len(splits["train"].impressions),
                 rows=len(rows),
                 clicks_without_negatives=rows.clicks_without_negatives,
+                **(
+                    {}
+                    if clicks is None
+                    else dict(
+                        popularity_clicks=sum(clicks.values()),
+                        popularity_news=len(clicks),
+                        popularity_prior=[round(p, 4) for p in prior],
+                    )
+                ),  # fmt: skip
             ),
             metrics=dict(inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings)),
             plot={"validation AUC": "eval_auc", "validation nDCG@10": "eval_ndcg@10"},
             trainer_class=trainer_class,
             trainer_kwargs=dict(callbacks=callbacks),
-            state=dict(tokens=tokens, rows=rows),
+            state=dict(tokens=tokens, rows=rows, clicks=clicks),
         )
 
     def evaluate(self, cfg: NewsConfig, model, tokenizer, splits, prepared: Prepared, out: Path):
         metrics = {}
+        clicks = prepared.state["clicks"]
+        if clicks is not None:  # saved with the model: evaluate / predict / explain score popularity with them
+            write_news_clicks(out / NEWS_CLICKS_FILE, clicks)
         for name in ("validation", "test"):
             if name in splits:
                 metrics[name], ranks = evaluate_split(
-                    model, splits[name], prepared.state["tokens"], cfg.max_history, cfg.eval_batch_size
+                    model, splits[name], prepared.state["tokens"], cfg.max_history, cfg.eval_batch_size, clicks
                 )
                 write_rankings(
                     out / f"prediction_{name}.txt", [i.impression_id for i in splits[name].impressions], ranks
@@ -335,6 +444,16 @@ def load_model(model_dir: str | Path):
     return model, AutoTokenizer.from_pretrained(str(model_dir))
 
 
+def load_news_clicks(model, model_dir: str | Path) -> dict[str, int] | None:
+    """The click counts saved beside a model that scores popularity (None for one that does not)."""
+    if not getattr(model.config, "popularity_buckets", 0):
+        return None
+    path = Path(model_dir) / NEWS_CLICKS_FILE
+    if not path.is_file():
+        raise ValueError(f"{model_dir}: the model scores popularity, but its counts {NEWS_CLICKS_FILE} are missing")
+    return read_news_clicks(path)
+
+
 def rank_split(model_dir: str | Path, data_path: str | Path, output: str | Path | None = None, strict: bool = False):
     """Rank every impression of a MIND split with a trained folder; write the leaderboard's prediction file to
     `output` when given. Returns (metrics over the labelled impressions, the data's MindReport)."""
@@ -343,7 +462,8 @@ def rank_split(model_dir: str | Path, data_path: str | Path, output: str | Path 
     fields = getattr(model.config, "news_fields", None) or ["title"]
     tokens = NewsTokens(tokenizer, fields, model.config.max_position_embeddings)
     tokens.add(data)
-    metrics, ranks = evaluate_split(model, data, tokens, model.config.max_history)
+    clicks = load_news_clicks(model, model_dir)
+    metrics, ranks = evaluate_split(model, data, tokens, model.config.max_history, clicks=clicks)
     if output:
         write_rankings(output, [i.impression_id for i in data.impressions], ranks)
     return metrics, data.report

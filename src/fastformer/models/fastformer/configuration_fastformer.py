@@ -31,7 +31,9 @@ class FastformerConfig(PreTrainedConfig):
     News recommendation (FastformerForNewsRecommendation; the sizes above are the news encoder's):
         user_num_hidden_layers (layers of the user encoder over clicked news vectors), max_history (clicked news
         the user encoder reads, the most recent ones), user_position_embedding_type ("absolute": learned positions
-        over the history, oldest first | "none").
+        over the history, oldest first | "none"), popularity_buckets (0: the paper's score, user . news; N > 0: plus
+        a learned popularity score of each candidate, one per bucket of its click count, floor(log2(1 + clicks))
+        capped at N - 1, as PP-Rec (Qi et al., 2021) adds news popularity to the personal score).
 
     Sequence to sequence (FastformerForConditionalGeneration; the sizes above are the encoder's): decoder_layers,
         decoder_attention_heads (None: num_attention_heads), decoder_ffn_dim (None: intermediate_size),
@@ -75,6 +77,7 @@ class FastformerConfig(PreTrainedConfig):
         user_num_hidden_layers: int = 1,
         max_history: int = 50,
         user_position_embedding_type: str = "absolute",
+        popularity_buckets: int = 0,
         decoder_layers: int = 4,
         decoder_attention_heads: int | None = None,
         decoder_ffn_dim: int | None = None,
@@ -113,6 +116,9 @@ class FastformerConfig(PreTrainedConfig):
         self.user_num_hidden_layers = user_num_hidden_layers
         self.max_history = max_history
         self.user_position_embedding_type = user_position_embedding_type
+        if popularity_buckets < 0:
+            raise ValueError(f"popularity_buckets must be 0 (off) or positive, got {popularity_buckets}")
+        self.popularity_buckets = popularity_buckets
         self.decoder_layers = decoder_layers
         # resolved to numbers here: transformers sizes decoder caches from get_text_config(decoder=True)
         self.decoder_attention_heads = (

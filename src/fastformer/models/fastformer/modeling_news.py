@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from transformers import initialization as init
 from transformers.utils import ModelOutput
 
 from fastformer.layers.attention import AdditiveAttention
@@ -43,12 +44,23 @@ class NewsRecommendationOutput(ModelOutput):
     # the user encoder's output (B, H, hidden) at each clicked news: with the pooling weights w, a candidate c scores
     # sum_i w_i (user_news_states_i . c), so each clicked news' share of every score can be read off exactly
     user_news_states: torch.Tensor | None = None
+    # config.popularity_buckets > 0: each candidate's popularity score (B, C), already part of logits (logits =
+    # user . news + popularity_scores)
+    popularity_scores: torch.Tensor | None = None
+
+
+def popularity_bucket(clicks: torch.Tensor, buckets: int) -> torch.Tensor:
+    """Click counts (any shape, >= 0) -> bucket ids floor(log2(1 + clicks)), capped at buckets - 1: 0, 1, 2-3, 4-7,
+    ... clicks. Log-spaced because popularity is heavy-tailed: a few news take most clicks."""
+    return torch.log2(1 + clicks.clamp(min=0).double()).floor().long().clamp(max=buckets - 1)
 
 
 class FastformerForNewsRecommendation(FastformerPreTrainedModel):
     """News encoder: title tokens -> Fastformer -> additive attention pooling -> news vector (hidden).
     User encoder: the user's last `max_history` clicked news vectors (+ positions) -> Fastformer -> additive pooling
-    -> user vector. Click score: user vector . candidate news vector.
+    -> user vector. Click score: user vector . candidate news vector; with `config.popularity_buckets > 0`, plus a
+    learned score of the candidate's popularity (its click count, bucketed by `popularity_bucket`), as PP-Rec does
+    (the personal score alone knows nothing of what most users click).
 
     With `config.attention_type = "softmax"` both encoders use multi-head softmax self-attention instead: the
     NRMS-style baseline of the paper's Table 5, in the same model and pipeline.
@@ -71,7 +83,14 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
         )
         self.user_encoder = FastformerEncoder(**user_kwargs)
         self.user_pooler = AttentionPooling(config.hidden_size)
+        # one score per click-count bucket, added to the personal score (starts at 0: the paper's model)
+        self.popularity = nn.Embedding(config.popularity_buckets, 1) if config.popularity_buckets else None
         self.post_init()
+
+    def _init_weights(self, module: nn.Module) -> None:
+        super()._init_weights(module)
+        if module is self.popularity:
+            init.zeros_(module.weight)
 
     def get_input_embeddings(self) -> nn.Embedding:
         return self.fastformer.word_embeddings
@@ -99,6 +118,7 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
         candidate_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         news_vectors: torch.Tensor | None = None,
+        candidate_clicks: torch.Tensor | None = None,
         return_dict: bool | None = None,
         output_hidden_states: bool | None = None,
         output_attentions: bool | None = None,
@@ -109,6 +129,8 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
         candidate_index (B, C): candidates as rows of the news; candidate_mask (B, C) bool marks real ones.
         labels (B,): position of the clicked candidate in each row (softmax cross-entropy over the candidates, the
         paper's negative-sampling loss with 1 clicked + K unclicked per row).
+        candidate_clicks (B, C): each candidate's click count (the training impressions' clicks, leaving out the
+        row's own impression), required when config.popularity_buckets > 0 and refused otherwise.
         """
         if (news_input_ids is None) == (news_vectors is None):
             raise ValueError("pass exactly one of news_input_ids and news_vectors")
@@ -116,6 +138,12 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
             raise ValueError("history_index and candidate_index are required")
         return_dict = return_dict if return_dict is not None else self.config.return_dict
         refuse_unsupported(kwargs)
+        if (candidate_clicks is None) != (self.popularity is None):
+            raise ValueError(
+                "this model adds a popularity score (config.popularity_buckets > 0): pass candidate_clicks"
+                if self.popularity is not None
+                else "candidate_clicks given, but this model has no popularity score (config.popularity_buckets = 0)"
+            )
         if output_hidden_states is None:
             output_hidden_states = self.config.output_hidden_states
         if output_attentions is None:
@@ -144,6 +172,11 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
         user_vectors, user_pooling = self.user_pooler.pool(hidden, history_mask)  # (B, hidden), as encode_users
         candidates = table[candidate_index]  # (B, C, hidden)
         logits = torch.einsum("bch,bh->bc", candidates, user_vectors)
+        popularity_scores = None
+        if self.popularity is not None:
+            buckets = popularity_bucket(candidate_clicks, self.config.popularity_buckets)
+            popularity_scores = self.popularity(buckets).squeeze(-1).to(logits.dtype)  # (B, C)
+            logits = logits + popularity_scores
         if candidate_mask is not None:
             logits = logits.masked_fill(~candidate_mask.bool(), torch.finfo(logits.dtype).min)
         loss = None
@@ -165,4 +198,5 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
             user_additive_attentions=None if user_weights is None else tuple(user_weights),
             user_pooling_attentions=user_pooling if output_attentions else None,
             user_news_states=hidden if output_attentions else None,
+            popularity_scores=popularity_scores,
         )
