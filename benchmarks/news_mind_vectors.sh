@@ -29,4 +29,4 @@ jobs() {
   done
 }
 source "$(dirname "$0")/run_sweep.sh"
-jobs | sweep
+jobs | grep -E "^(${ONLY:-.*}) " | sweep  # ONLY='NAME|NAME': just these runs
