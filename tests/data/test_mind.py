@@ -7,6 +7,7 @@ import pytest
 
 from fastformer.data import DataError
 from fastformer.data.mind import convert_mindrec, load_mind, read_behaviors, read_news
+from fastformer.metrics.ranking import mind_metrics, rank_scores
 from tests.helpers import SHARED
 
 MIND = SHARED / "data" / "mind"
@@ -92,8 +93,16 @@ def test_convert_real_mindrec_keeps_every_record(tmp_path):
         titles[0] == "Foie Gras Is Banned by New York City" and len(titles) == first["input"].count(" in catagory ") - 1
     )
     target = first["input"].split('target news "')[1].rsplit('" in catagory', 1)[0]
-    assert data.news[imp.candidates[0]].title == target and imp.labels[0] == (first["output"] == "Yes.")
-    assert data.news[imp.candidates[0]].category == first["input"].rsplit("in catagory ", 1)[1].rstrip("?")
+    at = [data.news[c].title for c in imp.candidates].index(target)
+    assert imp.labels[at] == (first["output"] == "Yes.")
+    assert data.news[imp.candidates[at]].category == first["input"].rsplit("in catagory ", 1)[1].rstrip("?")
+    # MINDRec lists each user's click first; the converted order must not say which candidate was clicked:
+    # ranking every impression in candidate order scores near chance, not the AUC 1.0 file order gave
+    order = [rank_scores([0] * len(i.candidates)) for i in data.impressions]
+    assert 0.4 < mind_metrics([i.labels for i in data.impressions], order)["auc"] < 0.6
+    again = tmp_path / "again"
+    convert_mindrec(source, again)  # the shuffle is seeded: a conversion is reproducible
+    assert (again / "behaviors.tsv").read_text() == (tmp_path / "behaviors.tsv").read_text()
 
 
 def test_convert_rejects_unreadable_records(tmp_path):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -312,10 +313,12 @@ def convert_mindrec(json_path: str | Path, output_dir: str | Path) -> dict[str, 
 
     Each record holds one user's clicked history (titles with categories) and one target title with the answer
     "Yes." (clicked) or "No.". News ids are "N" + a hash of the title; a user is a distinct history (user id "U" +
-    its hash); all of a user's records in the file become one impression, in file order, so an impression lists the
-    user's targets with their click labels. Titles carry no subcategory, abstract, url or entities: those columns
-    are written empty (the subcategory repeats the category). Records that cannot be read raise with their index
-    (0-based). Returns counts.
+    its hash); all of a user's records in the file become one impression, which lists the user's targets with their
+    click labels in an order shuffled per user (seeded by the user id, so a conversion is reproducible): MINDRec lists
+    a user's clicked target first, and candidates left in file order would tell any ranker that breaks ties in
+    candidate order (as ranks written for MIND's scorer must) which one was clicked. Titles carry no subcategory,
+    abstract, url or entities: those columns are written empty (the subcategory repeats the category). Records that
+    cannot be read raise with their index (0-based). Returns counts.
     """
     json_path, output_dir = Path(json_path), Path(output_dir)
     records = read_mindrec_records(json_path)
@@ -350,11 +353,11 @@ def convert_mindrec(json_path: str | Path, output_dir: str | Path) -> dict[str, 
             f.write("\t".join([nid, category, category, title.replace("\t", " "), "", "", "[]", "[]"]) + "\n")
     with (output_dir / "behaviors.tsv").open("w", encoding="utf-8", newline="") as f:
         for number, (history_text, user) in enumerate(users.items(), 1):
-            impressions = " ".join(f"{c}-{y}" for c, y in zip(user["candidates"], user["labels"], strict=True))
-            f.write(
-                "\t".join([str(number), _stable_id("U", history_text), "", " ".join(user["history"]), impressions])
-                + "\n"
-            )
+            user_id = _stable_id("U", history_text)
+            pairs = list(zip(user["candidates"], user["labels"], strict=True))
+            random.Random(user_id).shuffle(pairs)
+            impressions = " ".join(f"{c}-{y}" for c, y in pairs)
+            f.write("\t".join([str(number), user_id, "", " ".join(user["history"]), impressions]) + "\n")
     return dict(
         records=len(records),
         news=len(news),
