@@ -73,7 +73,8 @@ def ranking_table(name: str, variants: dict[str, list[dict]]) -> list[str]:
         spread = runs[0]["test"].get("tie_break_std")
         if spread:  # a ranker without learning: the mean over its tie-breaking draws, and their std
             cells = " | ".join(f"{100 * runs[0]['test'][k]:.2f} +- {100 * spread[k]:.2f}" for k in keys)
-            lines.append(f"| {variant} (no learning; {runs[0]['test']['tie_breaks']} tie-breaking draws) | - | {cells} |")
+            draws = runs[0]["test"]["tie_breaks"]
+            lines.append(f"| {variant} (no learning; {draws} tie-breaking draws) | - | {cells} |")
         else:
             cells = " | ".join(cell([r["test"][k] for r in runs]) for k in keys)
             lines.append(f"| {variant} | {len(runs)} | {cells} |")
