@@ -25,9 +25,6 @@ jobs() {
  --epochs 5 --batch-size 32 --learning-rate 1e-4 --word-vectors glove-6b-50d --seed $seed --logging-steps 5"
       echo "news-$arch-glove-seed$seed $run"
       echo "news-$arch-glove-popularity-seed$seed $run --popularity"
-      # the click score divided by sqrt(hidden): scores of order 1 at the start instead of noise of ~16
-      echo "news-$arch-glove-scaled-seed$seed $run --model click_score=scaled_dot"
-      echo "news-$arch-glove-scaled-popularity-seed$seed $run --model click_score=scaled_dot --popularity"
     done
   done
 }

@@ -126,13 +126,3 @@ def test_popularity_score_is_added_per_candidate_and_learns(tmp_path):
     assert loaded.config.popularity_buckets == 4
     torch.testing.assert_close(loaded.eval()(**kwargs, candidate_clicks=clicks).logits, popular.eval()(**kwargs,
                                candidate_clicks=clicks).logits, rtol=0, atol=0)  # fmt: skip
-
-
-def test_scaled_click_score_divides_by_the_square_root_of_the_width():
-    plain, scaled = make_model(), make_model(click_score="scaled_dot")
-    scaled.load_state_dict(plain.state_dict())
-    ids, mask, history, candidates = batch()
-    kwargs = dict(news_input_ids=ids, news_attention_mask=mask, history_index=history, candidate_index=candidates)
-    torch.testing.assert_close(scaled(**kwargs).logits, plain(**kwargs).logits / 16**0.5)
-    with pytest.raises(ValueError, match="click_score must be dot or scaled_dot"):
-        FastformerConfig(click_score="cosine")

@@ -31,12 +31,9 @@ class FastformerConfig(PreTrainedConfig):
     News recommendation (FastformerForNewsRecommendation; the sizes above are the news encoder's):
         user_num_hidden_layers (layers of the user encoder over clicked news vectors), max_history (clicked news
         the user encoder reads, the most recent ones), user_position_embedding_type ("absolute": learned positions
-        over the history, oldest first | "none"), click_score ("dot": user . news, the paper | "scaled_dot":
-        user . news / sqrt(hidden_size), as attention scales its scores: pooled vectors of a post-LayerNorm encoder
-        have norm ~sqrt(hidden_size), so unscaled scores start as noise of that size), popularity_buckets (0: the
-        paper's score; N > 0: plus a learned popularity score of each candidate, one per bucket of its click count,
-        floor(log2(1 + clicks)) capped at N - 1, as PP-Rec (Qi et al., 2021) adds news popularity to the personal
-        score).
+        over the history, oldest first | "none"), popularity_buckets (0: the paper's score, user . news; N > 0:
+        plus a learned popularity score of each candidate, one per bucket of its click count, floor(log2(1 + clicks))
+        capped at N - 1, as PP-Rec (Qi et al., 2021) adds news popularity to the personal score).
 
     Sequence to sequence (FastformerForConditionalGeneration; the sizes above are the encoder's): decoder_layers,
         decoder_attention_heads (None: num_attention_heads), decoder_ffn_dim (None: intermediate_size),
@@ -80,7 +77,6 @@ class FastformerConfig(PreTrainedConfig):
         user_num_hidden_layers: int = 1,
         max_history: int = 50,
         user_position_embedding_type: str = "absolute",
-        click_score: str = "dot",
         popularity_buckets: int = 0,
         decoder_layers: int = 4,
         decoder_attention_heads: int | None = None,
@@ -120,9 +116,6 @@ class FastformerConfig(PreTrainedConfig):
         self.user_num_hidden_layers = user_num_hidden_layers
         self.max_history = max_history
         self.user_position_embedding_type = user_position_embedding_type
-        if click_score not in ("dot", "scaled_dot"):
-            raise ValueError(f"click_score must be dot or scaled_dot, got {click_score!r}")
-        self.click_score = click_score
         if popularity_buckets < 0:
             raise ValueError(f"popularity_buckets must be 0 (off) or positive, got {popularity_buckets}")
         self.popularity_buckets = popularity_buckets

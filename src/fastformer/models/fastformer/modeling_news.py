@@ -58,8 +58,7 @@ def popularity_bucket(clicks: torch.Tensor, buckets: int) -> torch.Tensor:
 class FastformerForNewsRecommendation(FastformerPreTrainedModel):
     """News encoder: title tokens -> Fastformer -> additive attention pooling -> news vector (hidden).
     User encoder: the user's last `max_history` clicked news vectors (+ positions) -> Fastformer -> additive pooling
-    -> user vector. Click score: user vector . candidate news vector (divided by sqrt(hidden) with
-    `config.click_score = "scaled_dot"`); with `config.popularity_buckets > 0`, plus a
+    -> user vector. Click score: user vector . candidate news vector; with `config.popularity_buckets > 0`, plus a
     learned score of the candidate's popularity (its click count, bucketed by `popularity_bucket`), as PP-Rec does
     (the personal score alone knows nothing of what most users click).
 
@@ -173,8 +172,6 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
         user_vectors, user_pooling = self.user_pooler.pool(hidden, history_mask)  # (B, hidden), as encode_users
         candidates = table[candidate_index]  # (B, C, hidden)
         logits = torch.einsum("bch,bh->bc", candidates, user_vectors)
-        if getattr(self.config, "click_score", "dot") == "scaled_dot":
-            logits = logits / self.config.hidden_size**0.5
         popularity_scores = None
         if self.popularity is not None:
             buckets = popularity_bucket(candidate_clicks, self.config.popularity_buckets)
