@@ -129,7 +129,7 @@ def _final_logits(run_dir: Path) -> torch.Tensor:
         return model(input_ids=torch.arange(1, 65).view(2, 32)).logits
 
 
-RESUME_ARGS = ["train", "--max-train-examples", "400", "--max-eval-examples", "40", "--epochs", "3",
+RESUME_ARGS = ["train", "--max-train-examples", "400", "--max-eval-examples", "40", "--epochs", "2",
                "--batch-size", "8", "--seed", "3", "--model", "hidden_size=32",
                "--model", "num_attention_heads=4", "--model", "intermediate_size=32", "--vocab-size", "600",
                "--max-length", "32", "--no-progress"]  # fmt: skip
