@@ -362,11 +362,17 @@ class NewsTask(Task):
         rows = ClickRows(splits["train"], cfg.max_history, cfg.negatives, cfg.seed, clicks)
         model = FastformerForNewsRecommendation(config)
         embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)
-        prior = None
+        train_counts = dict(
+            impressions=len(splits["train"].impressions),
+            rows=len(rows),
+            clicks_without_negatives=rows.clicks_without_negatives,
+        )
         if clicks is not None:
             prior = popularity_prior(splits["train"], clicks, config.popularity_buckets)
             with torch.no_grad():
                 model.popularity.weight[:, 0] = torch.tensor(prior)
+            train_counts.update(popularity_clicks=sum(clicks.values()), popularity_news=len(clicks),
+                                popularity_prior=[round(p, 4) for p in prior])  # fmt: skip
         trainer_class, callbacks = ranking_trainer(cfg, tokens, rows, splits["validation"], clicks)
         return Prepared(
             model=model,
@@ -380,20 +386,7 @@ class NewsTask(Task):
                 greater_is_better=True,
                 remove_unused_columns=False,  # rows hold news ids for the collator, not the model's inputs
             ),
-            train_counts=dict(
-                impressions=len(splits["train"].impressions),
-                rows=len(rows),
-                clicks_without_negatives=rows.clicks_without_negatives,
-                **(
-                    {}
-                    if clicks is None
-                    else dict(
-                        popularity_clicks=sum(clicks.values()),
-                        popularity_news=len(clicks),
-                        popularity_prior=[round(p, 4) for p in prior],
-                    )
-                ),  # fmt: skip
-            ),
+            train_counts=train_counts,
             metrics=dict(inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings)),
             plot={"validation AUC": "eval_auc", "validation nDCG@10": "eval_ndcg@10"},
             trainer_class=trainer_class,
