@@ -15,31 +15,21 @@ files, so that `benchmarks/summarize_runs.py` tables them and checks the goal "a
 from __future__ import annotations
 
 import json
-import random
 import statistics
 import sys
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 from fastformer.data.mind import load_mind
-from fastformer.metrics.ranking import mind_metrics
+from fastformer.metrics.ranking import mind_metrics, rank_scores
 
 FILE_NAMES = {"random": "random", "popularity (training clicks)": "popularity",
               "category overlap with the history": "category"}  # fmt: skip
 
 
 TIE_BREAKS = 20  # rankings per ranker, ties broken by a different seeded draw each time
-
-
-def ranks_with_ties_broken(scores: list[float], rng: random.Random) -> list[int]:
-    """1-based ranks by descending score, tied candidates in a random order (not candidate order, which a data file
-    may correlate with the labels)."""
-    keys = [(-s, rng.random()) for s in scores]
-    order = sorted(range(len(scores)), key=keys.__getitem__)
-    ranks = [0] * len(scores)
-    for rank, i in enumerate(order, start=1):
-        ranks[i] = rank
-    return ranks
 
 
 def main(train_dir: str, test_dir: str, results_dir: str | None = None) -> None:
@@ -67,8 +57,8 @@ def main(train_dir: str, test_dir: str, results_dir: str | None = None) -> None:
         scores = [[score(imp, c) for c in imp.candidates] for imp in test.impressions]
         draws = []
         for draw in range(TIE_BREAKS):
-            rng = random.Random(draw)
-            draws.append(mind_metrics(labels, [ranks_with_ties_broken(s, rng) for s in scores]))
+            rng = np.random.default_rng(draw)  # ties in a random order, not candidate order (which may carry labels)
+            draws.append(mind_metrics(labels, [rank_scores(s, rng) for s in scores]))
         m = {k: statistics.mean(d[k] for d in draws) for k in keys}
         m.update(impressions=draws[0]["impressions"], single_class=draws[0]["single_class"], tie_breaks=TIE_BREAKS,
                  tie_break_std={k: statistics.stdev(d[k] for d in draws) for k in keys})  # fmt: skip

@@ -53,6 +53,21 @@ def test_ties_rank_in_candidate_order():
     assert rank_scores([float("-inf"), 1.0, float("nan"), float("-inf")]) == [2, 1, 3, 4]
 
 
+def test_seeded_tie_break_draws_the_order_of_tied_candidates_only():
+    scores = [0.1, 0.5, 0.5, 0.2, 0.5, float("nan")]
+    seen = set()
+    for seed in range(40):
+        ranks = rank_scores(scores, np.random.default_rng(seed))
+        assert ranks == rank_scores(scores, np.random.default_rng(seed))  # reproducible per seed
+        assert (ranks[3], ranks[0], ranks[5]) == (4, 5, 6)  # untied candidates keep their ranks
+        assert sorted(ranks[i] for i in (1, 2, 4)) == [1, 2, 3]
+        seen.add(tuple(ranks[i] for i in (1, 2, 4)))
+    assert len(seen) == 6  # all 3! orders of the tied candidates are drawn
+    # one generator over many impressions: later impressions draw new orders
+    rng = np.random.default_rng(0)
+    assert len({tuple(rank_scores([0.0] * 4, rng)) for _ in range(50)}) > 1
+
+
 def test_means_skip_unlabelled_and_single_class_impressions():
     labels = [[1, 0], [0, 1], [1, 1], [0, 0, 0], None]
     ranks = [[1, 2], [1, 2], [1, 2], [1, 2, 3], [1, 2]]

@@ -9,7 +9,8 @@ ranks 1-based in candidate order), turns it into scores 1/rank and computes
 
 Here the scores of a model become ranks first (`rank_scores`), so the numbers are exactly those the official script
 gives for the prediction file we write. Ties: equal scores are ranked in candidate order (the earlier candidate
-gets the better rank), which makes every ranking, and so every metric, deterministic.
+gets the better rank), which makes every ranking, and so every metric, deterministic; or in an order drawn from a
+seeded generator (`tie_break`), for rankers without learning that tie often (benchmarks/news_baselines.py).
 
 Impressions without labels (the test set) are skipped, as the official script skips them. An impression without
 both a click and a non-click has no AUC (roc_auc_score raises); MIND's own impressions always have both, but other
@@ -26,11 +27,17 @@ import numpy as np
 METRICS = ("auc", "mrr", "ndcg@5", "ndcg@10")
 
 
-def rank_scores(scores: Sequence[float]) -> list[int]:
-    """1-based ranks of candidates by descending score; ties keep candidate order. NaN counts as -inf."""
+def rank_scores(scores: Sequence[float], tie_break: np.random.Generator | None = None) -> list[int]:
+    """1-based ranks of candidates by descending score. NaN counts as -inf.
+
+    Ties keep candidate order, or, given `tie_break`, take a random order drawn from it: what a ranker that ties
+    often (counts, rules) needs when candidate order may carry the labels (a file that lists the clicks first)."""
     values = np.asarray(scores, dtype=np.float64)
     values = np.where(np.isnan(values), -np.inf, values)
-    order = np.argsort(-values, kind="stable")  # positions of the candidates, best first
+    if tie_break is None:
+        order = np.argsort(-values, kind="stable")  # positions of the candidates, best first
+    else:  # lexsort sorts by the last key first: the score, then the random key among equal scores
+        order = np.lexsort((tie_break.random(len(values)), -values))
     ranks = np.empty(len(values), dtype=np.int64)
     ranks[order] = np.arange(1, len(values) + 1)
     return ranks.tolist()
