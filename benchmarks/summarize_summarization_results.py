@@ -2,8 +2,9 @@
 
 Reads `DIR/<name>.json` (metrics.json files copied there by benchmarks/run_sweep.sh, e.g. from
 benchmarks/summarization_vectors.sh) and prints per run: test ROUGE-1 / 2 / Lsum F1 with 95 % bootstrap intervals,
-the repetition counts of the summaries (distinct-1, distinct-2, repeated-trigram rate, mean words; the references'
-on the last row, for scale), the inputs (tokenization, coverage by the word vectors) and the training time.
+the repetition counts of the summaries (distinct-1, distinct-2, repeated-trigram rate, adjacent-repeat rate, mean
+words; the references' on the last row, for scale), the inputs (tokenization, coverage by the word vectors) and the
+training time.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ def cell(score: dict) -> str:
 
 
 def repetition_cells(counts: dict) -> str:
+    adjacent = counts.get("adjacent_repeat_rate")  # files written before the count existed: recount_repetition.py
     return (f"{counts['distinct_1']:.3f} | {counts['distinct_2']:.3f} | {counts['repeated_3gram_rate']:.3f} | "
-            f"{counts['words']:.0f}")  # fmt: skip
+            f"{'-' if adjacent is None else f'{adjacent:.3f}'} | {counts['words']:.0f}")  # fmt: skip
 
 
 def inputs_cell(metrics: dict) -> str:
@@ -36,8 +38,8 @@ def inputs_cell(metrics: dict) -> str:
 def table(folder: Path) -> str:
     lines = [
         "| run | inputs | test docs | ROUGE-1 | ROUGE-2 | ROUGE-Lsum | distinct-1 | distinct-2 | repeated 3-grams "
-        "| words | training s |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| adjacent repeats | words | training s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     reference = None
     for path in sorted(folder.glob("*.json")):

@@ -51,6 +51,11 @@ def test_repetition_counts_what_degenerate_output_lacks():
     assert degenerate["distinct_1"] == round(2 / 8, 4) and degenerate["words"] == 8
     # trigrams: the-the-the, the-the-of, the-of-of, of-of-the, of-the-the, the-the-the: one of 6 repeats
     assert degenerate["repeated_3gram_rate"] == round(1 / 6, 4)
+    # words equal to the one before: the 2nd and 3rd "the", the 2nd "of", the last two "the": 5 of 8
+    assert degenerate["adjacent_repeat_rate"] == round(5 / 8, 4)
+    # what trigram blocking lets through: no trigram twice, but a word stuttered
+    stutter = repetition(["a important important important role"])
+    assert stutter["repeated_3gram_rate"] == 0.0 and stutter["adjacent_repeat_rate"] == round(2 / 5, 4)
     fluent = repetition(["Patients improved after two weeks.", "No side effects were seen"])
-    assert fluent == dict(distinct_1=1.0, distinct_2=1.0, repeated_3gram_rate=0.0, words=5.0)
+    assert fluent == dict(distinct_1=1.0, distinct_2=1.0, repeated_3gram_rate=0.0, adjacent_repeat_rate=0.0, words=5.0)
     assert repetition(["one"])["distinct_2"] == 1.0 and repetition([])["words"] == 0.0

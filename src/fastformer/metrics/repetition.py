@@ -4,6 +4,9 @@ ROUGE-1 near 20 on PubMed. These count what such output lacks, per summary, then
 - distinct-n: distinct n-grams / all n-grams of the summary (1.0 = no n-gram twice; "the the the" -> 1/3 for n = 1);
 - repeated-n rate: the share of the summary's n-grams that already occurred earlier in it (1 - distinct-n when n-grams
   are counted with their repeats; reported for n = 3, the usual degeneration check);
+- adjacent-repeat rate: the share of words that repeat the word just before ("important important important": 2 of
+  3). Beam search with no repeated trigrams (our default) keeps the trigram rate low by construction, yet lets a word
+  stutter twice in a row; this count sees it (fluent text: ~0.002, the PubMed abstracts);
 - words: the mean summary length in words.
 
 Words are rouge-score's tokens (lower-cased alphanumeric runs), so the counts agree with what ROUGE compared.
@@ -25,11 +28,11 @@ def _ngrams(tokens: list[str], n: int) -> list[tuple[str, ...]]:
 
 
 def repetition(texts: Sequence[str]) -> dict[str, float]:
-    """{"distinct_1", "distinct_2", "repeated_3gram_rate", "words"} averaged over the texts (a text too short to
-    have an n-gram counts as distinct and unrepeated for that n). Empty input: zeros."""
+    """{"distinct_1", "distinct_2", "repeated_3gram_rate", "adjacent_repeat_rate", "words"} averaged over the texts
+    (a text too short to have an n-gram counts as distinct and unrepeated for that n). Empty input: zeros."""
+    totals = dict(distinct_1=0.0, distinct_2=0.0, repeated_3gram_rate=0.0, adjacent_repeat_rate=0.0, words=0.0)
     if not texts:
-        return dict(distinct_1=0.0, distinct_2=0.0, repeated_3gram_rate=0.0, words=0.0)
-    totals = dict(distinct_1=0.0, distinct_2=0.0, repeated_3gram_rate=0.0, words=0.0)
+        return totals
     for text in texts:
         tokens = _tokens(text)
         totals["words"] += len(tokens)
@@ -38,4 +41,6 @@ def repetition(texts: Sequence[str]) -> dict[str, float]:
             totals[f"distinct_{n}"] += len(set(grams)) / len(grams) if grams else 1.0
         trigrams = _ngrams(tokens, 3)
         totals["repeated_3gram_rate"] += 1 - len(set(trigrams)) / len(trigrams) if trigrams else 0.0
+        pairs = _ngrams(tokens, 2)
+        totals["adjacent_repeat_rate"] += sum(a == b for a, b in pairs) / len(tokens) if pairs else 0.0
     return {k: round(v / len(texts), 4) for k, v in totals.items()}
