@@ -6,7 +6,7 @@ ROUGE-1 near 20 on PubMed. These count what such output lacks, per summary, then
   are counted with their repeats; reported for n = 3, the usual degeneration check);
 - adjacent-repeat rate: the share of words that repeat the word just before ("important important important": 2 of
   3). Beam search with no repeated trigrams (our default) keeps the trigram rate low by construction, yet lets a word
-  stutter twice in a row; this count sees it (fluent text: ~0.002, the PubMed abstracts);
+  stutter twice in a row; this count sees it (fluent text: ~0.001, the SumPubMed abstracts);
 - words: the mean summary length in words.
 
 Words are rouge-score's tokens (lower-cased alphanumeric runs), so the counts agree with what ROUGE compared.
@@ -36,11 +36,10 @@ def repetition(texts: Sequence[str]) -> dict[str, float]:
     for text in texts:
         tokens = _tokens(text)
         totals["words"] += len(tokens)
+        grams = {n: _ngrams(tokens, n) for n in (1, 2, 3)}
         for n in (1, 2):
-            grams = _ngrams(tokens, n)
-            totals[f"distinct_{n}"] += len(set(grams)) / len(grams) if grams else 1.0
-        trigrams = _ngrams(tokens, 3)
+            totals[f"distinct_{n}"] += len(set(grams[n])) / len(grams[n]) if grams[n] else 1.0
+        trigrams = grams[3]
         totals["repeated_3gram_rate"] += 1 - len(set(trigrams)) / len(trigrams) if trigrams else 0.0
-        pairs = _ngrams(tokens, 2)
-        totals["adjacent_repeat_rate"] += sum(a == b for a, b in pairs) / len(tokens) if pairs else 0.0
+        totals["adjacent_repeat_rate"] += sum(a == b for a, b in grams[2]) / len(tokens) if grams[2] else 0.0
     return {k: round(v / len(texts), 4) for k, v in totals.items()}
