@@ -4,7 +4,7 @@
 # per encoder; Adam 1e-4; batch 32; 5 epochs; best epoch by validation AUC); and the same models with PP-Rec's
 # popularity score added (`--popularity`: each candidate's clicks in the training impressions, bucketed, scored).
 # Usage: bash benchmarks/news_mind_vectors.sh   (SEEDS="1 2 3"; results in benchmarks/results/news-mind/)
-# Table beside the rankers without learning: python benchmarks/summarize_news.py runs/news-mind-vectors
+# Table beside the rankers without learning: python benchmarks/summarize_runs.py benchmarks/results/news-mind
 set -euo pipefail
 DATA=${DATA:-../shared/data/mind}
 SEEDS=${SEEDS:-1 2 3}
