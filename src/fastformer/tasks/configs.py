@@ -66,11 +66,14 @@ class WordInputSettings(TokenizerSettings):
 
 
 def installed_word_vectors() -> str | None:
-    """What `word_vectors="auto"` becomes: the first packaged vectors whose package is installed, else None."""
+    """What `word_vectors="auto"` becomes: the first packaged vectors whose package is installed (with pyarrow, which
+    reads their word index), else None."""
     import importlib.util
 
     from fastformer.data.word_vectors import PACKAGED
 
+    if importlib.util.find_spec("pyarrow") is None:
+        return None
     return next((name for name, package in PACKAGED.items() if importlib.util.find_spec(package)), None)
 
 
