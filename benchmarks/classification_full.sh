@@ -11,7 +11,7 @@
 # Rows: fastformer512-glove, softmax512-glove (the Transformer baseline with the same vectors), fastformer512-random
 # (word level, random embeddings: the initialisation ablation), fastformer512-wordpiece (WordPiece, random
 # embeddings: the default inputs before word vectors), fastformer1024-glove and qvhead-glove (no layer sharing) on IMDB,
-# TF-IDF + LR; the interaction and sharing ablations on Yelp-5 with vectors.
+# TF-IDF + LR, NBSVM; the interaction and sharing ablations on Yelp-5 with vectors.
 set -euo pipefail
 IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
 YELP=${YELP:-../shared/data/yelp5}
@@ -33,6 +33,7 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
     case $group in
       yelp)
         echo "yelp5-tfidf-seed0 $yelp --architecture tfidf"
+        echo "yelp5-nbsvm-seed0 $yelp --architecture nbsvm"
         for seed in $SEEDS; do
           echo "yelp5-fastformer512-glove-seed$seed $yelp $glove --seed $seed --max-length 512"
           echo "yelp5-softmax512-glove-seed$seed $yelp $glove --seed $seed --max-length 512 --architecture softmax"
@@ -55,6 +56,7 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
       imdb2|imdb8)
         data="$imdb"; [ $group = imdb2 ] && data="$imdb --binary-threshold 7"
         echo "$group-tfidf-seed0 $data --architecture tfidf"
+        echo "$group-nbsvm-seed0 $data --architecture nbsvm"
         for seed in $SEEDS; do
           echo "$group-fastformer512-glove-seed$seed $data $glove --seed $seed --max-length 512"
           echo "$group-softmax512-glove-seed$seed $data $glove --seed $seed --max-length 512 --architecture softmax"

@@ -29,6 +29,7 @@ _EXPORTS = {
     "FastformerConfig": "fastformer.models.fastformer",
     "FastformerForCausalLM": "fastformer.models.fastformer",
     "FastformerForConditionalGeneration": "fastformer.models.fastformer",
+    "FastformerForMaskedLM": "fastformer.models.fastformer",
     "FastformerForNewsRecommendation": "fastformer.models.fastformer",
     "FastformerForSequenceClassification": "fastformer.models.fastformer",
     "FastformerModel": "fastformer.models.fastformer",

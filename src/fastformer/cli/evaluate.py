@@ -111,17 +111,15 @@ def run_lm(args, out: Path) -> dict:
 
 def run_classification(args, out: Path, architecture: str | None) -> dict:
     from fastformer.data import read_examples
-    from fastformer.tasks.classification import evaluate_split, load_model, relabel_binary
+    from fastformer.tasks.classification import BASELINES, baseline_module, evaluate_split, load_model, relabel_binary
     from fastformer.tasks.common import write_jsonl
 
     examples = read_examples(
         args.data, text_field=args.text_field, label_field=args.label_field, format=args.format, where=_where(args)
     )
     examples = relabel_binary(examples[: args.max_examples] if args.max_examples else examples, args.binary_threshold)
-    if architecture == "tfidf":
-        from fastformer.tasks.tfidf_baseline import evaluate_tfidf
-
-        metrics, rows = evaluate_tfidf(args.model_dir, examples)
+    if architecture in BASELINES:
+        metrics, rows = baseline_module(architecture).evaluate(args.model_dir, examples)
     else:
         model, tokenizer, labels = load_model(args.model_dir)
         max_length = args.max_length or model.config.max_position_embeddings

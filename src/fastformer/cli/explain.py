@@ -58,7 +58,7 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
 def _load(task: str, architecture: str | None, model_dir: str):
     """(model, tokenizer, generate() settings) of a folder that explain can read."""
-    if architecture in ("tfidf", "lead3"):
+    if architecture in ("tfidf", "nbsvm", "lead3"):
         _fail(f"{model_dir} holds the {architecture} baseline: it has no attention weights to show")
     if task == "lm":
         from fastformer.tasks.language_modeling import load_generator

@@ -33,7 +33,7 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     from fastformer.tasks.registry import task_of_folder
 
     task, architecture = task_of_folder(model_dir)
-    if task == "classification" and architecture != "tfidf":
+    if task == "classification" and architecture not in ("tfidf", "nbsvm"):
         from fastformer.tasks.classification import load_model
 
         model = load_model(model_dir)[0]

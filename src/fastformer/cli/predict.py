@@ -59,12 +59,10 @@ def predictor(task: str, architecture: str | None, args: argparse.Namespace):
         return lambda texts: [
             dict(continuation=c) for c in continue_texts(model, tokenizer, texts, max_new_tokens=args.max_new_tokens)
         ]
-    if architecture == "tfidf":
-        from fastformer.tasks.tfidf_baseline import tfidf_classifier
+    from fastformer.tasks.classification import BASELINES, Classifier, baseline_module
 
-        return tfidf_classifier(args.model_dir)
-    from fastformer.tasks.classification import Classifier
-
+    if architecture in BASELINES:
+        return baseline_module(architecture).classifier(args.model_dir)
     return Classifier(args.model_dir)
 
 

@@ -99,8 +99,9 @@ def resolve_settings(cls: type, namespace: argparse.Namespace, defaults: dict[st
     for item in given.pop("where", []):
         split, _, condition = item.partition(":")
         key, _, value = condition.partition("=")
-        if split not in ("train", "validation", "test") or not key:
-            raise ValueError(f"--where {item!r}: expected SPLIT:KEY=VALUE with SPLIT train, validation or test")
+        splits = [f.name[: -len("_where")] for f in dataclasses.fields(cls) if f.name.endswith("_where")]
+        if split not in splits or not key:
+            raise ValueError(f"--where {item!r}: expected SPLIT:KEY=VALUE with SPLIT {', '.join(splits)}")
         values.setdefault(f"{split}_where", {})
         values[f"{split}_where"] = {**(values[f"{split}_where"] or {}), key: value}
     if "has_header" in given:

@@ -27,6 +27,21 @@ def accumulation_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.promote_types(dtype, torch.float32)
 
 
+def autocast_dtype(*tensors: torch.Tensor | None) -> torch.dtype | None:
+    """The dtype autocast runs matmuls in on the tensors' device, or None when autocast is off there. The fused ops
+    are autograd Functions whose hand-written products autocast does not reach: they take their inputs in this dtype
+    (`cast_for_autocast`) and run with autocast off, as a model's Linear layers would under autocast."""
+    device = next((t.device.type for t in tensors if t is not None), "cpu")
+    if not torch.is_autocast_enabled(device):
+        return None
+    return torch.get_autocast_dtype(device)
+
+
+def cast_for_autocast(dtype: torch.dtype, *tensors: torch.Tensor | None) -> list[torch.Tensor | None]:
+    """Floating tensors in `dtype` (masks and None as they are)."""
+    return [t.to(dtype) if t is not None and t.is_floating_point() else t for t in tensors]
+
+
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     """Softmax over the last axis, restricted to positions where `mask` is True.
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import torch
 
-from fastformer.ops.fastformer_attention import accumulation_dtype
+from fastformer.ops.fastformer_attention import accumulation_dtype, autocast_dtype, cast_for_autocast
 
 # Tokens per chunk: 2048 x 256 channels x 4 bytes = 2 MiB, well inside the L3 cache of a current CPU.
 CHUNK_TOKENS = 2048
@@ -410,7 +410,15 @@ def fastformer_attention_fused(
     scale, chunk_tokens = check_arguments(q, mask, w_q, w_k, num_heads, scale, chunk_tokens)
     if q.shape[1] == 0:  # no tokens: nothing to pool, an empty output (gradients flow, all zero-sized)
         return v * 0
-    return _FusedFastformerAttention.apply(q, k, v, w_q, w_k, b_q, b_k, mask, num_heads, scale, v is q, chunk_tokens)
+    shared = v is q
+    dtype = autocast_dtype(q)
+    if dtype is not None:  # under autocast: the inputs in its dtype, the Function with autocast off
+        q, k, v, w_q, w_k, b_q, b_k = cast_for_autocast(dtype, q, k, v, w_q, w_k, b_q, b_k)
+        v = q if shared else v
+        with torch.autocast(q.device.type, enabled=False):
+            return _FusedFastformerAttention.apply(q, k, v, w_q, w_k, b_q, b_k, mask, num_heads, scale, shared,
+                                                   chunk_tokens)  # fmt: skip
+    return _FusedFastformerAttention.apply(q, k, v, w_q, w_k, b_q, b_k, mask, num_heads, scale, shared, chunk_tokens)
 
 
 def check_arguments(x, mask, w_q, w_k, num_heads: int, scale: float | None, chunk_tokens: int | None):

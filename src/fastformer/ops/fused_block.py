@@ -23,10 +23,12 @@ op: the ground truth of the tests.
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 import torch.nn.functional as F
 
-from fastformer.ops.fastformer_attention import accumulation_dtype
+from fastformer.ops.fastformer_attention import accumulation_dtype, autocast_dtype, cast_for_autocast
 from fastformer.ops.fused import (
     PoolGradients,
     PoolStatistics,
@@ -310,7 +312,13 @@ def fastformer_block_fused(
     for name, w in dict(w_query=w_query, w_key=w_key, w_transform=w_transform, w_out=w_out).items():
         if w is not None and tuple(w.shape) != (C, C):
             raise ValueError(f"{name} must have shape (C, C) = {(C, C)}, got {tuple(w.shape)}")
-    return _FusedFastformerBlock.apply(
-        x.contiguous(), mask, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_transform, b_transform,
-        w_out, b_out, num_heads, scale, chunk_tokens,
-    )  # fmt: skip
+    tensors = (x, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_transform, b_transform, w_out, b_out)
+    dtype = autocast_dtype(x)
+    if dtype is not None:  # under autocast (bf16 on CPU, fp16 / bf16 on GPU): the block in its dtype, autocast off
+        tensors = cast_for_autocast(dtype, *tensors)
+    x, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_transform, b_transform, w_out, b_out = tensors
+    with torch.autocast(x.device.type, enabled=False) if dtype is not None else contextlib.nullcontext():
+        return _FusedFastformerBlock.apply(
+            x.contiguous(), mask, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_transform, b_transform,
+            w_out, b_out, num_heads, scale, chunk_tokens,
+        )  # fmt: skip

@@ -19,8 +19,11 @@ from fastformer.metrics.classification import classification_metrics, label_reco
 from fastformer.tasks import inputs
 from fastformer.tasks.common import hold_out, limit_splits, write_jsonl
 from fastformer.tasks.configs import ClassificationConfig
+from fastformer.tasks.init_from import pretrained_tokenizer
 from fastformer.tasks.run import Prepared, Task, run_task
 
+# --architecture values that are untrained baselines: name -> module with train / evaluate / classifier / MODEL_FILES
+BASELINES = {"tfidf": "fastformer.tasks.tfidf_baseline", "nbsvm": "fastformer.tasks.nbsvm_baseline"}
 SUBSET_SEED = 0  # the --max-*-examples sample: fixed, so that every seed and architecture sees the same examples
 SUBSETS = {"random": SUBSET_SEED, "first": None}  # --subset -> limit_splits' subset_seed (None: file order)
 
@@ -152,6 +155,22 @@ def evaluate_split(model, tokenizer, examples: list[Example], labels: LabelMap, 
     return metrics, rows
 
 
+def fine_tuning_config(cfg: ClassificationConfig, labels: LabelMap, tokenizer):
+    """The classifier's config on top of --init-from's (`fastformer.tasks.init_from.fine_tuning_config`)."""
+    from fastformer.tasks.init_from import fine_tuning_config as on_pretrained
+
+    id2label = labels.id2label()
+    head = dict(num_labels=len(labels), id2label=id2label, label2id={v: k for k, v in id2label.items()})
+    return on_pretrained(cfg.init_from, head, cfg.model, cfg.architecture, tokenizer, cfg.max_length)
+
+
+def baseline_module(architecture: str):
+    """The module of a baseline architecture (BASELINES)."""
+    import importlib
+
+    return importlib.import_module(BASELINES[architecture])
+
+
 class ClassificationTask(Task):
     name = "classification"
     config_class = ClassificationConfig
@@ -162,14 +181,14 @@ class ClassificationTask(Task):
         for name in ("validation", "test"):  # a label the training data lacks: an error now, not after training
             for example in splits.get(name, ()):
                 labels.encode(example)
+        if cfg.init_from:  # a folder that cannot start this run: refused before the run folder is touched
+            fine_tuning_config(cfg, labels, pretrained_tokenizer(cfg.init_from, cfg.tokenizer))
         return dict(splits=splits, labels=labels)
 
     def baseline(self, cfg: ClassificationConfig, data, out: Path, report: dict[str, Any]):
-        if cfg.architecture != "tfidf":
+        if cfg.architecture not in BASELINES:
             return None
-        from fastformer.tasks.tfidf_baseline import train_tfidf
-
-        return train_tfidf(cfg, data["splits"], data["labels"], out, report)
+        return baseline_module(cfg.architecture).train(cfg, data["splits"], data["labels"], out, report)
 
     def tokenizer_texts(self, cfg: ClassificationConfig, data):
         return (e.text for e in data["splits"]["train"])
@@ -191,10 +210,19 @@ class ClassificationTask(Task):
             label2id={v: k for k, v in labels.id2label().items()},
             pad_token_id=tokenizer.pad_token_id,
         )
-        if cfg.architecture == "softmax":
-            model_fields["attention_type"] = "softmax"
-        config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
-        model = FastformerForSequenceClassification(config)
+        origin = None
+        if cfg.init_from:
+            from fastformer.tasks.init_from import load_encoder, origin_report
+
+            model, fresh = load_encoder(
+                FastformerForSequenceClassification, cfg.init_from, fine_tuning_config(cfg, labels, tokenizer)
+            )
+            origin = origin_report(cfg.init_from, fresh)
+        else:
+            if cfg.architecture == "softmax":
+                model_fields["attention_type"] = "softmax"
+            config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
+            model = FastformerForSequenceClassification(config)
         embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)
 
         def compute_metrics(prediction):
@@ -216,7 +244,10 @@ class ClassificationTask(Task):
             ),
             train_counts=dict(examples=len(train_set)),
             tokens_per_epoch=train_set.num_tokens(),
-            metrics=dict(inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings)),
+            metrics=dict(
+                inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings),
+                **({"init_from": origin} if origin else {}),
+            ),
             plot={"validation macro-F1": "eval_macro_f1", "validation accuracy": "eval_accuracy"},
             trainer_kwargs=dict(compute_metrics=compute_metrics),
         )

@@ -21,7 +21,8 @@ def training_arguments(cfg: Any, **task_fields):
     import torch
     from transformers import TrainingArguments
 
-    use_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    # bf16 autocast where the GPU has it; on CPU where the task asks for it (`bf16` setting: pretraining)
+    use_bf16 = (torch.cuda.is_available() and torch.cuda.is_bf16_supported()) or bool(getattr(cfg, "bf16", False))
     return TrainingArguments(
         output_dir=str(Path(cfg.output_dir) / CHECKPOINTS),
         num_train_epochs=cfg.epochs,

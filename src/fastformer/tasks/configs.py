@@ -126,9 +126,9 @@ class ClassificationConfig(WordInputSettings):
     max_length: int = setting(512, "tokens kept per text (truncation)", minimum=1)
     architecture: str = setting(
         "fastformer",
-        "fastformer, softmax (the same model with softmax attention: the paper's Transformer baseline) or tfidf "
-        "(TF-IDF + logistic regression)",
-        choices=("fastformer", "softmax", "tfidf"),
+        "fastformer, softmax (the same model with softmax attention: the paper's Transformer baseline), tfidf (TF-IDF "
+        "+ logistic regression) or nbsvm (NB-scaled binary uni/bi/trigrams + logistic regression, Wang & Manning 2012)",
+        choices=("fastformer", "softmax", "tfidf", "nbsvm"),
     )
     sampling: str = setting(
         "group_by_length",
@@ -138,10 +138,21 @@ class ClassificationConfig(WordInputSettings):
     metric: str = setting(
         "macro_f1", "validation metric that picks the best checkpoint", choices=("macro_f1", "accuracy")
     )
+    init_from: str | None = setting(
+        None,
+        "start from a pretrained folder (`fastformer train pretrain`, or any saved fastformer model): its tokenizer "
+        "and encoder weights, a fresh classifier; --model may change dropouts, not sizes",
+        paths="folder",
+    )
     output_dir: str = redefault(RunConfig, "output_dir", "runs/classification")
 
     def check(self) -> None:
         super().check()
+        if self.init_from and (self.word_vectors or self.tokenization == "word"):
+            name = "word_vectors" if self.word_vectors else "tokenization"
+            raise SettingError(name, "--init-from brings its own tokenizer and embeddings (leave this unset)")
+        if self.init_from and self.architecture in ("tfidf", "nbsvm"):
+            raise SettingError("init_from", f"the {self.architecture} baseline starts from no model")
         if self.format == "mind-topics" and self.train is None:
             raise SettingError("train", "format mind-topics needs --train (MIND news.tsv files / folders or MINDRec)")
 
@@ -185,6 +196,71 @@ class LanguageModelingConfig(TokenizerSettings):
         super().check()
         if self.train is None:
             raise SettingError("train", "language modelling needs a file of documents (JSON Lines, CSV/TSV or text)")
+
+
+@dataclass
+class PretrainingConfig(TokenizerSettings):
+    """Self-supervised pretraining of the encoder by masked-token prediction (`fastformer train pretrain`); saved as
+    run_config.json beside the model. The folder fine-tunes with `fastformer train ... --init-from FOLDER`."""
+
+    train: str | None = setting(
+        None, "unlabelled texts: JSON Lines, CSV/TSV or text files (.gz too), several joined by commas", paths="file"
+    )
+    validation: str | None = setting(
+        None, "held-out texts; default: hold out --validation-fraction of the training texts", paths="file"
+    )
+    text_field: str | None = setting(None, "text column / JSON key of every file (default: 'text')")
+    format: str | None = setting(
+        None, "file format (default: from each file's name)", choices=("jsonl", "csv", "tsv", "txt")
+    )
+    train_where: dict[str, str] | None = setting(None, "JSON Lines filter of the training files", flag=False)
+    validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
+    exclude: list[str] = setting(
+        factory=list,
+        help="evaluation files whose texts must never be trained on: every training or validation text that also "
+        "occurs in one (whitespace and case normalised) is dropped and counted in metrics.json (--where "
+        "exclude:KEY=VALUE filters them, e.g. exclude:split=test)",
+    )
+    exclude_where: dict[str, str] | None = setting(None, "JSON Lines filter of the --exclude files", flag=False)
+    validation_fraction: float = setting(0.01, "hold-out fraction when no validation file is given", above=0, below=1)
+    max_train_texts: int | None = setting(None, "use only the first N training texts", minimum=1)
+    max_eval_texts: int | None = setting(None, "use only the first N validation texts", minimum=1)
+    vocab_size: int = redefault(TokenizerSettings, "vocab_size", 16000)
+    block_size: int = setting(
+        256, "tokens per sequence (and the model's positions): a longer text is cut into several", minimum=8
+    )
+    min_block_tokens: int = setting(16, "drop a text's last piece when it is shorter than this", minimum=1)
+    objective: str = setting("mlm", "pretraining objective: mlm (masked-token prediction)", choices=("mlm",))
+    mlm_probability: float = setting(0.15, "share of tokens (or words) chosen for prediction", above=0, below=1)
+    whole_word_mask: bool = setting(
+        False, "choose whole words (all their WordPiece pieces) instead of single pieces; chosen words become [MASK]"
+    )
+    architecture: str = setting(
+        "fastformer",
+        "fastformer or softmax (the same encoder with softmax attention, pretrained the same way)",
+        choices=("fastformer", "softmax"),
+    )
+    bf16: bool = setting(False, "bfloat16 autocast on CPU (on a GPU with bfloat16 it is always on)")
+    epochs: float = redefault(RunConfig, "epochs", 1.0)
+    max_steps: int = setting(-1, "optimisation steps (> 0 overrides --epochs)", minimum=-1)
+    batch_size: int = redefault(RunConfig, "batch_size", 32)
+    learning_rate: float = redefault(RunConfig, "learning_rate", 5e-4)
+    weight_decay: float = redefault(RunConfig, "weight_decay", 0.01)
+    warmup: float = redefault(RunConfig, "warmup", 0.05)
+    evaluations: int = setting(
+        8, "held-out evaluations during training, each a checkpoint (the best is kept as the model)", minimum=1
+    )
+    output_dir: str = redefault(RunConfig, "output_dir", "runs/pretrain")
+
+    def check(self) -> None:
+        super().check()
+        if self.train is None:
+            raise SettingError("train", "pretraining needs files of texts (JSON Lines, CSV/TSV or text)")
+        for path in self.exclude:
+            from pathlib import Path
+
+            if not Path(path).is_file():
+                raise SettingError("exclude", f"{path}: no such file")
 
 
 @dataclass

@@ -58,6 +58,10 @@ def make_tokenizer(cfg: Any, texts: Iterable[str]) -> tuple[Any, dict[str, Any] 
     whose vocabulary keeps every training word the vectors know (cfg.tokenization == "word"), else WordPiece."""
     from fastformer.data.tokenizer import load_or_train_tokenizer
 
+    if getattr(cfg, "init_from", None):  # fine-tuning: the pretrained folder's own tokenizer
+        from fastformer.tasks.init_from import pretrained_tokenizer
+
+        return pretrained_tokenizer(cfg.init_from, cfg.tokenizer), None
     if cfg.tokenizer or tokenization_of(cfg) == "wordpiece":
         return load_or_train_tokenizer(texts, cfg.tokenizer, cfg.vocab_size), None
     from fastformer.data.word_tokenizer import SPECIAL_TOKENS, build_word_tokenizer, choose_vocabulary, count_words
@@ -159,7 +163,11 @@ def embed_isometrically(matrix, width: int, seed: int, element_std: float = 0.1)
 def inputs_report(cfg: Any, tokenizer, tokenizer_dir: Path, embeddings: dict[str, Any] | None) -> dict[str, Any]:
     """What metrics.json says of the run's inputs."""
     report: dict[str, Any] = dict(
-        tokenization="existing" if cfg.tokenizer else tokenization_of(cfg),
+        tokenization="pretrained"
+        if getattr(cfg, "init_from", None)
+        else "existing"
+        if cfg.tokenizer
+        else tokenization_of(cfg),
         vocabulary=len(tokenizer),
     )
     vocabulary = read_vocabulary_report(tokenizer_dir)

@@ -35,6 +35,11 @@ TASKS = {
         "causal language model (Fastformer or the GPT-2 baseline of the same size)",
         ("FastformerForCausalLM", "GPT2LMHeadModel"),
     ),
+    "pretrain": TaskEntry(
+        "pretrain", "fastformer.tasks.pretraining", configs.PretrainingConfig,
+        "self-supervised pretraining (masked LM) of an encoder that `train ... --init-from` fine-tunes",
+        ("FastformerForMaskedLM",),
+    ),
     "news": TaskEntry(
         "news", "fastformer.tasks.news_recommendation", configs.NewsConfig,
         "news recommendation on MIND (the hierarchical recommender; NRMS-style softmax baseline)",
@@ -75,6 +80,8 @@ def task_of_folder(path: str | Path) -> tuple[str, str | None]:
         return task, architecture
     if (folder / "tfidf.json").is_file() or (folder / "model.joblib").is_file():
         return "classification", "tfidf"
+    if (folder / "nbsvm.json").is_file():
+        return "classification", "nbsvm"
     if architecture == "lead3":  # a Lead-3 folder of an earlier version: metrics and summaries, no model
         return "summarize", "lead3"
     config = folder / "config.json"

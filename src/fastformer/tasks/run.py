@@ -130,12 +130,15 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         main_process=main,
     )  # fmt: skip
     with folder:
-        out = folder.staging if main else Path(cfg.output_dir)
         set_seed(cfg.seed)
         report: dict[str, Any] = {}
         splits = task.load_data(cfg, report)
+        # every check that can refuse runs before the first byte is written or deleted (begin)
+        resume_from = folder.resume_checkpoint() if cfg.resume and main else None
         if main:
             folder.begin()
+        out = folder.staging if main else Path(cfg.output_dir)
+        if main:
             (folder.path / "run_config.json").write_text(json.dumps(cfg.as_dict(), indent=2))
         metrics = task.baseline(cfg, splits, out, report)
         if metrics is not None:
@@ -155,7 +158,8 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             processing_class=tokenizer,
             **kwargs,
         )
-        resume_from = folder.resume_checkpoint() if cfg.resume else None
+        if cfg.resume and not main:
+            resume_from = folder.resume_checkpoint()
         first_step = checkpoint_step(resume_from) if resume_from else 0
         start = time.perf_counter()
         result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)

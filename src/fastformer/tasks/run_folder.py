@@ -34,7 +34,13 @@ STAGING = ".fastformer-staging"
 CHECKPOINTS = "checkpoints"
 FINGERPRINT = "fingerprint.json"  # inside each checkpoint-N folder
 TOKENIZER_STAMP = ".fastformer-tokenizer"  # marks OUTPUT/tokenizer as written by a run
-WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "tfidf.safetensors")
+WEIGHTS = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "tfidf.safetensors",
+    "nbsvm.safetensors",
+)
 OWN = {MARKER, LOCK, COMPLETE, INCOMPLETE, STAGING}
 
 
@@ -60,6 +66,8 @@ class RunFolder:
         self.fingerprint = settings_hash(settings)
         self.overwrite, self.resume, self.main = overwrite, resume, main_process
         self._lock = None
+        self._begun = False
+        self._made: list[Path] = []  # what opening the folder created: removed again when the run ends before begin()
 
     # ---- opening ----------------------------------------------------------------------------------------------------
 
@@ -67,6 +75,7 @@ class RunFolder:
         if not self.main:
             self.path.mkdir(parents=True, exist_ok=True)
             return self
+        existed, had_lock, had_marker = self.path.exists(), (self.path / LOCK).exists(), (self.path / MARKER).exists()
         if self.path.is_dir():  # a run in progress is named as such, before any other objection
             self._acquire_lock()
         try:
@@ -74,7 +83,13 @@ class RunFolder:
             self.path.mkdir(parents=True, exist_ok=True)
             if self._lock is None:
                 self._acquire_lock()
-            (self.path / MARKER).write_text(json.dumps(dict(task=self.task, made=time.time()), indent=1))
+            self._made = [
+                p for p, there in ((self.path / MARKER, had_marker), (self.path / LOCK, had_lock)) if not there
+            ]
+            if not existed:
+                self._made.append(self.path)
+            if not had_marker:
+                (self.path / MARKER).write_text(json.dumps(dict(task=self.task, made=time.time()), indent=1))
         except BaseException:
             self._release_lock()
             if not (self.path / MARKER).is_file():  # refused a folder that is not ours: leave no lock file in it
@@ -86,6 +101,13 @@ class RunFolder:
         if self.main:
             shutil.rmtree(self.path / STAGING, ignore_errors=True)
             self._release_lock()
+            if not self._begun:  # refused or failed before the run began (its data, its settings): leave no trace
+                for made in self._made:
+                    if made.is_dir():
+                        if not any(made.iterdir()):
+                            made.rmdir()
+                    else:
+                        made.unlink(missing_ok=True)
 
     def _check_ownership(self) -> None:
         if not self.path.exists():  # with resume too: a sweep restarted with --resume begins the runs not yet begun
@@ -122,6 +144,8 @@ class RunFolder:
                 raise RunFolderError(
                     f"{self.path}: holds a {previous['task']} run; --overwrite replaces it with a {self.task} run"
                 )
+        if not previous and not self.checkpoints():
+            return  # a run that failed before its first checkpoint: nothing in it to protect, begin() clears it
         if not (self.resume or self.overwrite):
             state = "a complete run" if previous else "an incomplete run"
             raise RunFolderError(
@@ -158,6 +182,8 @@ class RunFolder:
         """Called once the run's data has been read (so a run refused for its data leaves the previous run whole):
         mark the folder incomplete and remove the previous run's final files (the weights first), so that from
         here until `finish` nothing in it loads as a model. A fresh run also removes its own earlier checkpoints."""
+        self._begun = True
+        shutil.rmtree(self.path / STAGING, ignore_errors=True)  # a killed run's leftovers are not this run's files
         previous = self.manifest()
         (self.path / COMPLETE).unlink(missing_ok=True)
         (self.path / INCOMPLETE).write_text(
@@ -217,8 +243,16 @@ class RunFolder:
 
     def resume_checkpoint(self) -> Path | None:
         """The last complete checkpoint, if its fingerprint matches these settings; else an error naming what
-        changed. Incomplete checkpoints (killed while written) are skipped, never deleted."""
+        changed. Incomplete checkpoints (killed while written) are skipped, never deleted. A complete run whose
+        checkpoints are gone is compared by its manifest's fingerprint. Called before `begin`, so a refused resume
+        leaves the folder as it was."""
         complete = self.checkpoints()
+        previous = self.manifest()
+        if previous and previous.get("fingerprint") not in (None, self.fingerprint) and not complete:
+            raise RunFolderError(
+                f"{self.path}: holds a complete run trained with other settings (fingerprint "
+                f"{previous.get('fingerprint')}); resume with the same settings, or start anew with --overwrite"
+            )
         if not complete:
             print(f"{self.path}: no complete checkpoint; training from the start", file=sys.stderr)
             return None

@@ -4,6 +4,7 @@ from transformers import (
     AutoConfig,
     AutoModel,
     AutoModelForCausalLM,
+    AutoModelForMaskedLM,
     AutoModelForSeq2SeqLM,
     AutoModelForSequenceClassification,
 )
@@ -16,6 +17,7 @@ from fastformer.models.fastformer.modeling_fastformer import (
     FastformerModel,
     FastformerPreTrainedModel,
 )
+from fastformer.models.fastformer.modeling_masked_lm import FastformerForMaskedLM, FastformerMaskedLMOutput
 from fastformer.models.fastformer.modeling_news import FastformerForNewsRecommendation, NewsRecommendationOutput
 from fastformer.models.fastformer.modeling_seq2seq import FastformerForConditionalGeneration
 
@@ -23,6 +25,7 @@ AutoConfig.register("fastformer", FastformerConfig, exist_ok=True)
 AutoModel.register(FastformerConfig, FastformerModel, exist_ok=True)
 AutoModelForSequenceClassification.register(FastformerConfig, FastformerForSequenceClassification, exist_ok=True)
 AutoModelForCausalLM.register(FastformerConfig, FastformerForCausalLM, exist_ok=True)
+AutoModelForMaskedLM.register(FastformerConfig, FastformerForMaskedLM, exist_ok=True)
 AutoModelForSeq2SeqLM.register(FastformerConfig, FastformerForConditionalGeneration, exist_ok=True)
 
 __all__ = [
@@ -30,6 +33,8 @@ __all__ = [
     "FastformerConfig",
     "FastformerForCausalLM",
     "FastformerForConditionalGeneration",
+    "FastformerForMaskedLM",
+    "FastformerMaskedLMOutput",
     "FastformerForNewsRecommendation",
     "FastformerForSequenceClassification",
     "FastformerModel",

@@ -1,0 +1,111 @@
+"""Fine-tuning from a pretrained folder (`--init-from DIR`): its tokenizer, its encoder weights, a fresh head.
+
+A folder of any `fastformer` head serves (a `fastformer train pretrain` masked LM, a causal LM, a classifier): every
+head keeps its encoder under the `fastformer.` prefix, so `from_pretrained` of another head copies the encoder and
+initialises the rest. What would make the copy wrong is refused before anything is built, in one line naming both
+values: a different size, attention type or vocabulary, or more positions than the folder has.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+# Config fields that give the encoder's tensors their shapes or their meaning: a fine-tuning run may not change them
+# (dropouts, the head and the attention implementation it may).
+ENCODER_FIELDS = (
+    "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size", "embedding_size",
+    "max_position_embeddings", "position_embedding_type", "embedding_layer_norm", "norm_position", "hidden_act",
+    "attention_type", "interaction", "query_value_sharing", "layer_sharing", "head_sharing", "scoring", "transform",
+    "attention_output_dense", "causal", "pad_token_id",
+)  # fmt: skip
+
+
+class InitFromError(ValueError):
+    """A pretrained folder that cannot start this run; the message names the setting and both values."""
+
+
+def pretrained_config(folder: str | Path):
+    """The FastformerConfig of a pretrained folder (one line naming the folder when it has none)."""
+    from fastformer.models.fastformer import FastformerConfig
+
+    folder = Path(folder)
+    if not (folder / "config.json").is_file():
+        raise InitFromError(f"--init-from {folder}: no config.json (not a saved fastformer model)")
+    try:
+        config = FastformerConfig.from_pretrained(str(folder))
+    except (OSError, ValueError) as error:
+        raise InitFromError(f"--init-from {folder}: {str(error).splitlines()[0]}") from None
+    if getattr(config, "model_type", None) != "fastformer":
+        raise InitFromError(f"--init-from {folder}: model type {config.model_type!r}, not fastformer")
+    return config
+
+
+def pretrained_tokenizer(folder: str | Path, given: str | None = None):
+    """The folder's tokenizer; `given` (--tokenizer) must hold the same vocabulary."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    if given:
+        other = AutoTokenizer.from_pretrained(str(given))
+        if other.get_vocab() != tokenizer.get_vocab():
+            raise InitFromError(f"--tokenizer {given}: its vocabulary ({len(other)} tokens) differs from the one "
+                                f"--init-from {folder} was trained with ({len(tokenizer)} tokens)")  # fmt: skip
+    return tokenizer
+
+
+def fine_tuning_config(folder: str | Path, head_fields: dict[str, Any], overrides: dict[str, Any], architecture: str,
+                       tokenizer, max_length: int):  # fmt: skip
+    """The pretrained config with the new head's fields (labels, ...) and `overrides` (--model) that leave the
+    encoder as it is; every mismatch is an InitFromError naming both values."""
+    config = pretrained_config(folder)
+    wanted = "softmax" if architecture == "softmax" else "fastformer"
+    if config.attention_type != wanted:
+        raise InitFromError(f"--architecture {architecture}: --init-from {folder} was trained with "
+                            f"attention_type {config.attention_type!r}")  # fmt: skip
+    for key, value in overrides.items():
+        if key in ENCODER_FIELDS and getattr(config, key, None) != value:
+            pretrained = getattr(config, key, None)
+            raise InitFromError(f"--model {key}={value!r}: --init-from {folder} has {key}={pretrained!r} (the "
+                                "encoder's weights keep its shapes)")  # fmt: skip
+    if len(tokenizer) != config.vocab_size:
+        raise InitFromError(f"--init-from {folder}: its tokenizer has {len(tokenizer)} tokens, its model "
+                            f"vocab_size {config.vocab_size}")  # fmt: skip
+    if max_length > config.max_position_embeddings:
+        raise InitFromError(f"--max-length {max_length}: --init-from {folder} has max_position_embeddings "
+                            f"{config.max_position_embeddings}")  # fmt: skip
+    config.update({**head_fields, **overrides})
+    config.architectures = None
+    return config
+
+
+def load_encoder(model_class, folder: str | Path, config):
+    """`model_class` with the folder's encoder tensors (`fastformer.*`) and a fresh head. Tensors that are neither
+    copied nor the head's own are refused: a renamed or missing encoder tensor would otherwise start random."""
+    model, info = model_class.from_pretrained(str(folder), config=config, output_loading_info=True)
+    fresh = set(info.get("missing_keys", ()))
+    encoder_missing = sorted(k for k in fresh if k.startswith("fastformer.") and not k.startswith("fastformer.pooler."))
+    if encoder_missing:
+        raise InitFromError(f"--init-from {folder}: the folder lacks encoder tensors {', '.join(encoder_missing[:5])}"
+                            f"{' ...' if len(encoder_missing) > 5 else ''}")  # fmt: skip
+    mismatched = info.get("mismatched_keys") or []
+    if mismatched:
+        raise InitFromError(f"--init-from {folder}: tensors of another shape: {mismatched[:3]}")
+    return model, sorted(fresh)
+
+
+def origin_report(folder: str | Path, fresh: list[str]) -> dict[str, Any]:
+    """What metrics.json says of the starting point."""
+    import json
+
+    folder = Path(folder)
+    report: dict[str, Any] = dict(folder=str(folder), newly_initialised=fresh)
+    config = json.loads((folder / "config.json").read_text())
+    report["architectures"] = config.get("architectures")
+    metrics = folder / "metrics.json"
+    if metrics.is_file():
+        pretraining = json.loads(metrics.read_text())
+        train = pretraining.get("train") or {}
+        report["pretraining"] = dict(steps=train.get("steps"), tokens=train.get("tokens"),
+                                     validation=pretraining.get("validation"))  # fmt: skip
+    return report

@@ -1,0 +1,324 @@
+"""Self-supervised pretraining end to end: read unlabelled texts (dropping every text that occurs in the evaluation
+files named by `exclude`), train a tokenizer, train a `FastformerForMaskedLM` by dynamic masking with the Hugging Face
+Trainer, report held-out masked-LM loss and accuracy, save a folder that `--init-from` and `from_pretrained` of any
+`fastformer` head start from.
+
+Every sequence is one text (a longer text is cut into pieces of `block_size` tokens), never several texts joined:
+the additive attention pools the whole sequence into one global query and key, and a classifier fine-tuned later
+reads one text per sequence, so the pretrained pooling should too. Sequences carry no [CLS] / [SEP], as the
+classifier's inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from fastformer.tasks.common import hold_out
+from fastformer.tasks.configs import PretrainingConfig
+from fastformer.tasks.run import Prepared, Task, run_task
+
+EVALUATION_MASK_SEED = 1234  # the held-out masking: the same positions at every evaluation and for every run seed
+
+
+def normalise_text(text: str) -> str:
+    """What decontamination compares: lower case, whitespace runs as one space, no outer whitespace."""
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def read_corpus(paths: str | list[str], cfg: PretrainingConfig, where: dict[str, str] | None) -> list[str]:
+    """The texts of every file (comma-separated paths or a list), in order."""
+    from fastformer.data.text_corpus import read_texts
+
+    files = [p.strip() for p in paths.split(",")] if isinstance(paths, str) else list(paths)
+    return [text for path in files if path for text in read_texts(path, cfg.text_field, cfg.format, where)]
+
+
+def decontaminate(texts: list[str], excluded: set[str]) -> tuple[list[str], int, int]:
+    """(kept texts, texts dropped as in `excluded`, repeats dropped): every text whose normalised form is in
+    `excluded`, and every later repeat of a text kept, are dropped."""
+    kept, seen, dropped, repeats = [], set(), 0, 0
+    for text in texts:
+        key = normalise_text(text)
+        if key in excluded:
+            dropped += 1
+        elif key in seen:
+            repeats += 1
+        else:
+            seen.add(key)
+            kept.append(text)
+    return kept, dropped, repeats
+
+
+def load_texts(cfg: PretrainingConfig, report: dict[str, Any]) -> dict[str, list[str]]:
+    """train / validation texts, decontaminated against cfg.exclude; what was dropped goes into `report`."""
+    excluded: set[str] = set()
+    for path in cfg.exclude:
+        excluded.update(normalise_text(t) for t in read_corpus([path], cfg, cfg.exclude_where))
+    train = read_corpus(cfg.train, cfg, cfg.train_where)
+    read = len(train)
+    train, dropped, repeats = decontaminate(train, excluded)
+    validation_dropped = 0
+    if cfg.validation:
+        validation, validation_dropped, _ = decontaminate(
+            read_corpus(cfg.validation, cfg, cfg.validation_where), excluded
+        )
+    else:
+        validation, train = hold_out(train, cfg.validation_fraction, cfg.seed)
+    if cfg.max_train_texts:
+        train = train[: cfg.max_train_texts]
+    if cfg.max_eval_texts:
+        validation = validation[: cfg.max_eval_texts]
+    report["texts_read"] = read
+    report["decontamination"] = dict(
+        exclude_files=list(cfg.exclude),
+        exclude_where=cfg.exclude_where,
+        excluded_texts=len(excluded),
+        train_texts_dropped=dropped,
+        validation_texts_dropped=validation_dropped,
+        repeated_texts_dropped=repeats,
+    )
+    report["split"] = dict(train=len(train), validation=len(validation))
+    if cfg.exclude:
+        print(f"pretraining: {read} texts read, {dropped} dropped as in --exclude files, {repeats} repeats dropped",
+              file=sys.stderr)  # fmt: skip
+    return dict(train=train, validation=validation)
+
+
+class TextPieces(torch.utils.data.Dataset):
+    """Each text tokenized (no special tokens) and cut into pieces of at most `block_size` tokens; a last piece
+    shorter than `min_tokens` is dropped unless it is the whole text. With `offsets`, each item carries the
+    tokens' character offsets (whole-word masking finds words by them)."""
+
+    def __init__(self, texts: list[str], tokenizer, block_size: int, min_tokens: int, offsets: bool = False):
+        encoded = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=offsets)
+        self.input_ids: list[list[int]] = []
+        self.offsets: list[list[tuple[int, int]]] | None = [] if offsets else None
+        for i, ids in enumerate(encoded["input_ids"]):
+            for start in range(0, len(ids), block_size):
+                piece = ids[start : start + block_size]
+                if len(piece) < min_tokens and start > 0:
+                    continue
+                self.input_ids.append(piece)
+                if offsets:
+                    self.offsets.append(list(encoded["offset_mapping"][i][start : start + block_size]))
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        item: dict[str, Any] = {"input_ids": self.input_ids[i]}
+        if self.offsets is not None:
+            item["offset_mapping"] = self.offsets[i]
+        return item
+
+    def num_tokens(self) -> int:
+        return sum(len(ids) for ids in self.input_ids)
+
+
+class MaskingCollator:
+    """Pads a batch and masks it dynamically (transformers' DataCollatorForLanguageModeling: `mlm_probability` of the
+    tokens chosen, 80 % of them replaced by [MASK], 10 % by a random token, 10 % kept; padding and special tokens
+    never chosen; whole words with `whole_word_mask`). Items that already carry `labels` (the held-out set, masked
+    once) are only padded.
+
+    The masks are drawn from a generator seeded by (seed, epoch, the batch's tokens), not from the global generator:
+    a resumed run draws exactly the masks the uninterrupted run drew (the Trainer restores its global generator only
+    after it has collated the first batch after the checkpoint), and each epoch masks a text anew. `epoch` is set by
+    `EpochCallback`; with `seed=None` the global generator is used."""
+
+    def __init__(self, tokenizer, mlm_probability: float, whole_word_mask: bool, seed: int | None = None):
+        import warnings
+
+        from transformers import DataCollatorForLanguageModeling
+
+        with warnings.catch_warnings():  # whole-word masking: "random replacement is not supported" (it is [MASK])
+            warnings.simplefilter("ignore", UserWarning)
+            self.masker = DataCollatorForLanguageModeling(
+                tokenizer, mlm_probability=mlm_probability, whole_word_mask=whole_word_mask
+            )
+        self.pad_id = tokenizer.pad_token_id
+        self.seed = seed
+        self.epoch = 0
+
+    def __call__(self, items: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        if "labels" in items[0]:
+            return self._pad(items)
+        if self.seed is not None:
+            self.masker.generator = torch.Generator().manual_seed(self._batch_seed(items))
+        return self.masker(_padded_offsets(items))
+
+    def _batch_seed(self, items: list[dict[str, Any]]) -> int:
+        import hashlib
+
+        digest = hashlib.blake2b(f"{self.seed}/{self.epoch}".encode(), digest_size=8)
+        for item in items:
+            digest.update(torch.tensor(item["input_ids"], dtype=torch.int64).numpy().tobytes())
+            digest.update(b"|")
+        return int.from_bytes(digest.digest(), "little") & ((1 << 63) - 1)
+
+    def _pad(self, items: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        length = max(len(item["input_ids"]) for item in items)
+        ids = torch.full((len(items), length), self.pad_id, dtype=torch.long)
+        labels = torch.full((len(items), length), -100, dtype=torch.long)
+        attention = torch.zeros((len(items), length), dtype=torch.long)
+        for row, item in enumerate(items):
+            n = len(item["input_ids"])
+            ids[row, :n] = torch.tensor(item["input_ids"])
+            labels[row, :n] = torch.tensor(item["labels"])
+            attention[row, :n] = 1
+        return dict(input_ids=ids, attention_mask=attention, labels=labels)
+
+
+def epoch_callback(collator: MaskingCollator):
+    """Tells the collator the epoch the Trainer is in (a resumed run too), so each epoch masks anew."""
+    from transformers import TrainerCallback
+
+    class EpochCallback(TrainerCallback):
+        def on_epoch_begin(self, args, state, control, **kwargs):
+            collator.epoch = int(state.epoch or 0)
+
+    return EpochCallback()
+
+
+def _padded_offsets(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Offsets padded to the batch length with (0, 0) (a padded position is a special token: never masked)."""
+    if "offset_mapping" not in items[0]:
+        return items
+    length = max(len(item["input_ids"]) for item in items)
+    return [{**item, "offset_mapping": list(item["offset_mapping"]) + [(0, 0)] * (length - len(item["input_ids"]))}
+            for item in items]  # fmt: skip
+
+
+class MaskedPieces(torch.utils.data.Dataset):
+    """A dataset of pieces masked once, with a fixed generator: held-out loss and accuracy read the same positions
+    at every evaluation."""
+
+    def __init__(self, pieces: TextPieces, collator: MaskingCollator, batch_size: int = 64):
+        self.items: list[dict[str, list[int]]] = []
+        for start in range(0, len(pieces), batch_size):
+            batch = collator([pieces[i] for i in range(start, min(start + batch_size, len(pieces)))])
+            lengths = batch["attention_mask"].sum(-1).tolist()
+            for row, n in enumerate(lengths):
+                self.items.append(dict(input_ids=batch["input_ids"][row, :n].tolist(),
+                                       labels=batch["labels"][row, :n].tolist()))  # fmt: skip
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> dict[str, list[int]]:
+        return self.items[i]
+
+    def masked_positions(self) -> int:
+        return sum(sum(1 for t in item["labels"] if t != -100) for item in self.items)
+
+
+def build_model(cfg: PretrainingConfig, tokenizer):
+    """A FastformerForMaskedLM of the preset with cfg.model overrides (softmax attention for architecture softmax)."""
+    from fastformer.models.fastformer import FastformerConfig, FastformerForMaskedLM
+
+    fields = dict(
+        vocab_size=len(tokenizer), max_position_embeddings=cfg.block_size, pad_token_id=tokenizer.pad_token_id
+    )
+    if cfg.architecture == "softmax":
+        fields["attention_type"] = "softmax"
+    return FastformerForMaskedLM(FastformerConfig.from_preset(cfg.preset, **{**fields, **cfg.model}))
+
+
+@torch.no_grad()
+def masked_lm_scores(model, dataset: MaskedPieces, collator: MaskingCollator, batch_size: int = 64) -> dict[str, Any]:
+    """Held-out masked-LM loss (mean over masked positions), accuracy and their count."""
+    model.eval()
+    total, correct, count = 0.0, 0, 0
+    for start in range(0, len(dataset), batch_size):
+        batch = collator([dataset[i] for i in range(start, min(start + batch_size, len(dataset)))])
+        out = model(**batch)
+        targets = batch["labels"][batch["labels"] != -100]
+        n = targets.numel()
+        total += float(out.loss) * n
+        correct += int((out.logits.argmax(-1) == targets).sum())
+        count += n
+    return dict(loss=round(total / max(count, 1), 5), accuracy=round(correct / max(count, 1), 5), masked_tokens=count)
+
+
+def _argmax(logits, labels):
+    """The (M, vocab) logits of the masked positions -> (B, N) predicted ids there, -100 elsewhere: small to gather,
+    and per example, as the Trainer's evaluation loop expects (it cuts predictions to the number of examples)."""
+    predicted = torch.full_like(labels, -100)
+    predicted[labels != -100] = logits.argmax(-1)
+    return predicted
+
+
+def _accuracy(prediction) -> dict[str, float]:
+    predicted, labels = prediction
+    chosen = labels != -100
+    return {"accuracy": float((predicted[chosen] == labels[chosen]).mean()) if chosen.any() else 0.0}
+
+
+class PretrainingTask(Task):
+    name = "pretrain"
+    config_class = PretrainingConfig
+
+    def load_data(self, cfg: PretrainingConfig, report: dict[str, Any]):
+        return load_texts(cfg, report)
+
+    def tokenizer_texts(self, cfg: PretrainingConfig, texts):
+        return texts["train"]
+
+    def prepare(self, cfg: PretrainingConfig, texts, tokenizer, out: Path) -> Prepared:
+        train_set = TextPieces(texts["train"], tokenizer, cfg.block_size, cfg.min_block_tokens, cfg.whole_word_mask)
+        pieces = TextPieces(texts["validation"], tokenizer, cfg.block_size, cfg.min_block_tokens, cfg.whole_word_mask)
+        collator = MaskingCollator(tokenizer, cfg.mlm_probability, cfg.whole_word_mask, seed=cfg.seed)
+        fixed = MaskingCollator(tokenizer, cfg.mlm_probability, cfg.whole_word_mask, seed=EVALUATION_MASK_SEED)
+        eval_set = MaskedPieces(pieces, fixed)
+        model = build_model(cfg, tokenizer)
+        steps_per_epoch = math.ceil(len(train_set) / cfg.batch_size)
+        total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(cfg.epochs * steps_per_epoch)
+        every = max(1, math.ceil(total_steps / cfg.evaluations))
+        return Prepared(
+            model=model,
+            train_dataset=train_set,
+            eval_dataset=eval_set,
+            data_collator=collator,
+            arguments=dict(
+                max_steps=cfg.max_steps,
+                eval_strategy="steps",
+                eval_steps=every,
+                save_strategy="steps",
+                save_steps=every,
+                metric_for_best_model="loss",
+                greater_is_better=False,
+                train_sampling_strategy="group_by_length",
+            ),
+            train_counts=dict(texts=len(texts["train"]), sequences=len(train_set), tokens=train_set.num_tokens()),
+            tokens_per_epoch=train_set.num_tokens(),
+            metrics=dict(objective=cfg.objective, vocabulary=len(tokenizer)),
+            plot={"validation loss": "eval_loss", "validation accuracy": "eval_accuracy"},
+            trainer_kwargs=dict(
+                compute_metrics=_accuracy, preprocess_logits_for_metrics=_argmax, callbacks=[epoch_callback(collator)]
+            ),
+            state=dict(collator=collator),
+        )
+
+    def evaluate(self, cfg: PretrainingConfig, model, tokenizer, texts, prepared: Prepared, out: Path):
+        scores = masked_lm_scores(model, prepared.eval_dataset, prepared.state["collator"])
+        scores["texts"] = len(texts["validation"])
+        return dict(validation=scores)
+
+    def summary(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        return dict(
+            validation=metrics.get("validation"), decontamination=metrics.get("data", {}).get("decontamination")
+        )
+
+
+TASK = PretrainingTask()
+
+
+def train(cfg: PretrainingConfig) -> dict[str, Any]:
+    """Pretrain, keep the checkpoint with the lowest held-out masked-LM loss, save. Returns the metrics."""
+    return run_task(TASK, cfg)

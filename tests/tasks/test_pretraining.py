@@ -1,0 +1,209 @@
+"""Pretraining (`fastformer train pretrain`) on real IMDB text: masking statistics, decontamination, the run end to end
+with a killed-run resume, and fine-tuning from its folder with `--init-from` (exact copy, each refusal)."""
+
+import gzip
+import json
+import shutil
+
+import pytest
+import torch
+from transformers import AutoModelForMaskedLM
+
+from fastformer.cli.main import main
+from fastformer.data.text_corpus import read_texts
+from fastformer.data.tokenizer import train_tokenizer
+from fastformer.models.fastformer import FastformerForSequenceClassification
+from fastformer.tasks.configs import PretrainingConfig
+from fastformer.tasks.init_from import fine_tuning_config, load_encoder
+from fastformer.tasks.pretraining import MaskingCollator, TextPieces, decontaminate, load_texts, normalise_text
+from tests.helpers import SHARED
+
+IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"
+UNSUP = SHARED / "data" / "imdb" / "imdb_unsup.jsonl.gz"
+TINY = ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=64",
+        "--vocab-size", "600", "--block-size", "64", "--batch-size", "8", "--no-progress"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def reviews():
+    texts = []
+    for text in read_texts(UNSUP):
+        texts.append(text)
+        if len(texts) == 300:
+            return texts
+
+
+@pytest.fixture(scope="module")
+def tokenizer(reviews):
+    return train_tokenizer(reviews, vocab_size=800)
+
+
+def _masked_batches(tokenizer, reviews, whole_word: bool, seed=3):
+    pieces = TextPieces(reviews, tokenizer, block_size=96, min_tokens=4, offsets=whole_word)
+    collator = MaskingCollator(tokenizer, 0.15, whole_word, seed=seed)
+    cls = tokenizer.cls_token_id
+    items = [pieces[i] for i in range(len(pieces))]
+    for item in items[::7]:  # a special token planted in some sequences: it must never be chosen
+        item["input_ids"] = [cls, *item["input_ids"][1:]]
+    return [(collator(items[s : s + 16]), items[s : s + 16]) for s in range(0, len(items), 16)]
+
+
+def test_masking_rate_split_and_what_is_never_masked(tokenizer, reviews):
+    chosen = real = as_mask = as_random = kept = 0
+    for batch, items in _masked_batches(tokenizer, reviews, whole_word=False):
+        original = torch.full_like(batch["input_ids"], tokenizer.pad_token_id)
+        for row, item in enumerate(items):
+            original[row, : len(item["input_ids"])] = torch.tensor(item["input_ids"])
+        selected = batch["labels"] != -100
+        padding = batch["attention_mask"] == 0
+        assert not (selected & padding).any()  # padding never chosen
+        assert not (selected & (original == tokenizer.cls_token_id)).any()  # specials never chosen
+        assert torch.equal(batch["labels"][selected], original[selected])  # the target is the original token
+        unselected = ~selected
+        assert torch.equal(batch["input_ids"][unselected], original[unselected])  # the rest is untouched
+        chosen += int(selected.sum())
+        real += int((~padding & (original != tokenizer.cls_token_id)).sum())
+        as_mask += int((batch["input_ids"][selected] == tokenizer.mask_token_id).sum())
+        same = batch["input_ids"][selected] == original[selected]
+        kept += int(same.sum())
+        as_random += int((~same & (batch["input_ids"][selected] != tokenizer.mask_token_id)).sum())
+    assert real > 40_000
+    assert abs(chosen / real - 0.15) < 0.01
+    # 80 / 10 / 10 (a random token may by chance equal the original: a few of the 10 % random count as kept)
+    assert abs(as_mask / chosen - 0.8) < 0.02
+    assert abs(as_random / chosen - 0.1) < 0.015
+    assert abs(kept / chosen - 0.1) < 0.015
+
+
+def test_whole_word_masking_takes_every_piece_of_a_word(tokenizer, reviews):
+    words_seen = split_words = 0
+    for batch, items in _masked_batches(tokenizer, reviews, whole_word=True)[:6]:
+        selected = batch["labels"] != -100
+        for row, item in enumerate(items):
+            offsets = item["offset_mapping"]
+            word = []  # token positions of the current word: a token starting where the previous ended continues it
+            for position in range(len(offsets) + 1):
+                new_word = position == len(offsets) or not word or offsets[position][0] != offsets[word[-1]][1]
+                special = position < len(offsets) and item["input_ids"][position] == tokenizer.cls_token_id
+                if (new_word or special) and word:
+                    flags = {bool(selected[row, p]) for p in word}
+                    assert len(flags) == 1, f"word at tokens {word} partly masked"
+                    words_seen += 1
+                    split_words += len(word) > 1
+                    word = []
+                if position < len(offsets) and not special:
+                    word.append(position)
+                elif special:
+                    assert not selected[row, position]
+        assert torch.equal(batch["input_ids"][selected], torch.full_like(batch["input_ids"][selected],
+                                                                         tokenizer.mask_token_id))  # fmt: skip
+    assert words_seen > 3000 and split_words > 100  # words of several pieces were there to be tested
+
+
+def test_decontamination_drops_exactly_the_planted_texts(tmp_path):
+    corpus = ["A fine film.", "Evaluation text one.", "  evaluation   TEXT one. ", "Another review.",
+              "A fine film.", "Held out\ttoo"]  # fmt: skip
+    kept, dropped, repeats = decontaminate(corpus, {normalise_text("Evaluation text one."), "held out too"})
+    assert kept == ["A fine film.", "Another review."]
+    assert (dropped, repeats) == (3, 1)
+    with gzip.open(tmp_path / "corpus.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"text": t}) + "\n" for t in corpus * 3)
+    (tmp_path / "eval.jsonl").write_text(json.dumps({"split": "test", "text": "EVALUATION text one."}) + "\n"
+                                         + json.dumps({"split": "train", "text": "Another review."}) + "\n")  # fmt: skip
+    cfg = PretrainingConfig(train=str(tmp_path / "corpus.jsonl.gz"), exclude=[str(tmp_path / "eval.jsonl")],
+                            exclude_where={"split": "test"}, validation_fraction=0.3)  # fmt: skip
+    report = {}
+    texts = load_texts(cfg, report)
+    assert report["decontamination"]["train_texts_dropped"] == 6  # 2 planted forms x 3 copies
+    assert report["decontamination"]["excluded_texts"] == 1  # the train-split record is filtered out
+    assert sorted(texts["train"] + texts["validation"]) == sorted(["A fine film.", "Another review.", "Held out\ttoo"])
+
+
+@pytest.fixture(scope="module")
+def pretrained(tmp_path_factory):
+    """A tiny pretraining run on real reviews (decontaminated against IMDB's test split) and its arguments."""
+    folder = tmp_path_factory.mktemp("pretrain") / "run"
+    args = ["train", "pretrain", "--train", str(UNSUP), "--max-train-texts", "240", "--max-eval-texts", "20",
+            "--exclude", str(IMDB), "--where", "exclude:split=test", "--max-steps", "12", "--evaluations", "2",
+            "--seed", "4", *TINY]  # fmt: skip
+    assert main([*args, "--output-dir", str(folder)]) == 0
+    return folder, args
+
+
+def test_pretraining_run_writes_a_folder_with_its_metrics(pretrained):
+    folder, _ = pretrained
+    metrics = json.loads((folder / "metrics.json").read_text())
+    # the data README: 109 unlabelled reviews also occur in the test split (24,801 distinct texts after normalising)
+    decontamination = metrics["data"]["decontamination"]
+    assert (decontamination["train_texts_dropped"], decontamination["excluded_texts"]) == (109, 24801)
+    assert metrics["train"]["steps"] == 12 and metrics["train"]["tokens_per_s"] > 0
+    assert 0 <= metrics["validation"]["accuracy"] <= 1 and metrics["validation"]["masked_tokens"] > 100
+    log = json.loads((folder / "log_history.json").read_text())
+    assert [h["step"] for h in log if "eval_accuracy" in h] == [6, 12]  # held-out loss and accuracy per evaluation
+    assert (folder / "training.png").is_file()
+    assert type(AutoModelForMaskedLM.from_pretrained(folder)).__name__ == "FastformerForMaskedLM"
+
+
+def test_a_killed_pretraining_run_resumes_to_the_same_model(pretrained, tmp_path):
+    whole, args = pretrained
+    cut = tmp_path / "cut"  # the same run, as if killed after its first checkpoint (step 6)
+    shutil.copytree(whole / "tokenizer", cut / "tokenizer")
+    shutil.copy(whole / ".fastformer-run", cut / ".fastformer-run")
+    shutil.copytree(whole / "checkpoints" / "checkpoint-6", cut / "checkpoints" / "checkpoint-6")
+    assert main([*args, "--output-dir", str(cut), "--resume"]) == 0
+    assert json.loads((cut / "metrics.json").read_text())["train"]["resumed_from"].endswith("checkpoint-6")
+    for name, tensor in AutoModelForMaskedLM.from_pretrained(whole).state_dict().items():
+        assert torch.equal(AutoModelForMaskedLM.from_pretrained(cut).state_dict()[name], tensor), name
+
+
+def test_init_from_copies_the_encoder_exactly(pretrained):
+    folder, _ = pretrained
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    config = fine_tuning_config(folder, dict(num_labels=2), {"hidden_dropout_prob": 0.3}, "fastformer", tokenizer, 64)
+    model, fresh = load_encoder(FastformerForSequenceClassification, folder, config)
+    source = AutoModelForMaskedLM.from_pretrained(folder).state_dict()
+    encoder = {k: v for k, v in model.state_dict().items() if k.startswith("fastformer.") and "pooler" not in k}
+    assert encoder and all(torch.equal(v, source[k]) for k, v in encoder.items())
+    assert set(fresh) == {k for k in model.state_dict() if k.startswith(("classifier.", "fastformer.pooler."))}
+    assert model.config.hidden_dropout_prob == 0.3
+
+
+CLASSIFY = ["train", "--train", str(IMDB), "--where", "train:split=train", "--label-field", "rating",
+            "--binary-threshold", "7", "--max-train-examples", "64", "--max-eval-examples", "16", "--epochs", "1",
+            "--max-length", "48", "--no-progress"]  # fmt: skip
+
+
+def test_fine_tuning_from_the_folder_records_its_origin(pretrained, tmp_path):
+    folder, _ = pretrained
+    assert main([*CLASSIFY, "--init-from", str(folder), "--output-dir", str(tmp_path / "ft")]) == 0
+    metrics = json.loads((tmp_path / "ft" / "metrics.json").read_text())
+    assert metrics["init_from"]["folder"] == str(folder)
+    assert metrics["init_from"]["architectures"] == ["FastformerForMaskedLM"]
+    assert metrics["inputs"]["tokenization"] == "pretrained"
+    assert json.loads((tmp_path / "ft" / "run_config.json").read_text())["init_from"] == str(folder)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--model", "hidden_size=64"], "--model hidden_size=64: --init-from .* has hidden_size=32"),
+        (["--architecture", "softmax"], "--architecture softmax: --init-from .* attention_type 'fastformer'"),
+        (["--max-length", "100"], "--max-length 100: --init-from .* max_position_embeddings 64"),
+        (["--word-vectors", "glove-6b-50d"], "--word-vectors: --init-from brings its own tokenizer"),
+        (["--tokenizer", "OTHER"], r"--tokenizer .*: its vocabulary \(\d+ tokens\) differs"),
+    ],
+)
+def test_init_from_refuses_each_mismatch_in_one_line_and_writes_nothing(pretrained, tmp_path, extra, message):
+    folder, _ = pretrained
+    if "OTHER" in extra:
+        other = tmp_path / "other-tokenizer"
+        train_tokenizer(["some other words entirely"] * 5, vocab_size=50).save_pretrained(other)
+        extra = ["--tokenizer", str(other)]
+    out = tmp_path / "refused"
+    with pytest.raises(SystemExit) as refused:
+        main([*CLASSIFY, "--init-from", str(folder), *extra, "--output-dir", str(out)])
+    assert len(str(refused.value).splitlines()) == 1
+    assert __import__("re").search(message, str(refused.value)), str(refused.value)
+    assert not out.exists() or not any(out.iterdir())
