@@ -177,3 +177,46 @@ def test_an_evaluation_label_the_training_file_lacks_stops_the_run_before_traini
         main(["train", "--train", str(train), "--test", str(test), "--output-dir", str(tmp_path / "run"),
               "--no-progress"])  # fmt: skip
     assert not (tmp_path / "run" / "checkpoints").exists()  # nothing trained
+
+
+@pytest.mark.parametrize(
+    "header, row",
+    [
+        ("text,label", "A moving film,pos"),  # pandas' to_csv of a DataFrame with these columns
+        ("sentence,label", "A moving film,pos"),  # GLUE
+        ("review,sentiment", "A moving film,pos"),  # the Kaggle IMDB CSV
+        ("id,text,label", "7,A moving film,pos"),  # the id is not the label
+        ("source,text,label", "web,A moving film,pos"),  # nor is the first column
+        ("label,title,text", "pos,Title,A moving film"),  # title and text: the text
+        ("Sentiment,Review", "pos,A moving film"),  # names in any case, label first
+    ],
+)
+def test_a_header_is_read_by_its_names(tmp_path, header, row):
+    path = tmp_path / "data.csv"
+    path.write_text(f"{header}\n{row}\n{row.replace('pos', 'neg').replace('moving', 'dull')}\n")
+    examples = read_examples(path)
+    assert [(e.text, e.label) for e in examples] == [("A moving film", "pos"), ("A dull film", "neg")]
+
+
+def test_a_header_without_usable_names_is_an_error_listing_it(tmp_path):
+    (tmp_path / "two.csv").write_text("label,text,review\npos,a,A moving film\n")
+    with pytest.raises(DataError, match=r"two.csv:1: the header \['label', 'text', 'review'\] has several usual text"):
+        read_examples(tmp_path / "two.csv")
+    (tmp_path / "none.csv").write_text(
+        "stars,col_b\n5,A moving film\n1,A dull film\n"
+    )  # a header: its labels are numbers
+    with pytest.raises(DataError, match=r"the header \['stars', 'col_b'\] has no usual text name: pass --text-field"):
+        read_examples(tmp_path / "none.csv")
+    assert [e.text for e in read_examples(tmp_path / "none.csv", text_field="col_b")] == [
+        "A moving film",
+        "A dull film",
+    ]
+
+
+def test_an_unknown_label_error_stays_short(tmp_path):
+    (tmp_path / "train.csv").write_text("text,label\n" + "".join(f"t{i},{i}\n" for i in range(50)))
+    (tmp_path / "test.csv").write_text("text,label\nsome text," + "x" * 500 + "\n")
+    labels = LabelMap.from_examples(read_examples(tmp_path / "train.csv"))
+    with pytest.raises(DataError) as error:
+        labels.encode(read_examples(tmp_path / "test.csv")[0])
+    assert len(str(error.value)) < 400 and "... 50 in all" in str(error.value)

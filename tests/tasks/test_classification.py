@@ -48,6 +48,13 @@ def test_builtin_task_trains_saves_and_reloads(tmp_path, capsys):
     assert main(["predict", str(out), "w1 w2 mark2x0 w3 mark2x1", "w5"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(rows) == 2 and set(rows[0]["probabilities"]) == {"0", "1", "2", "3"}
+    # Hugging Face clients truncate to the run's max length (the tokenizer's model_max_length): a 3,000-token text
+    from transformers import pipeline
+
+    assert tokenizer.model_max_length == 64
+    long_text = " ".join(["w1 w2 mark2x0 w3"] * 750)
+    label = pipeline("text-classification", model=str(out), tokenizer=str(out))(long_text, truncation=True)
+    assert label[0]["label"] in {"0", "1", "2", "3"}
 
 
 @pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
@@ -103,7 +110,14 @@ def test_baselines_in_the_same_pipeline(tmp_path):
     assert main(["predict", str(tfidf), "a gorgeous , witty film", "--output", str(tmp_path / "p.jsonl")]) == 0
     row = json.loads((tmp_path / "p.jsonl").read_text())
     assert set(row["probabilities"]) == {"1", "2", "3", "4", "5"} and row["label"] in row["probabilities"]
-    with pytest.raises(SystemExit, match="--architecture: 'bert' is not one of fastformer, softmax, tfidf"):
+    nbsvm = tmp_path / "nbsvm"
+    assert main(["train", *data, "--architecture", "nbsvm", "--output-dir", str(nbsvm)]) == 0
+    metrics = json.loads((nbsvm / "metrics.json").read_text())
+    assert metrics["architecture"] == "nbsvm" and metrics["test"]["accuracy"] > 0.3
+    assert main(["evaluate", str(nbsvm), "--data", str(SST / "sst_test.txt"), "--max-examples", "300"]) == 0
+    again = json.loads((nbsvm / "evaluations" / "sst_test" / "metrics.json").read_text())
+    assert again["accuracy"] == metrics["test"]["accuracy"]  # rebuilt from plain data: the same predictions
+    with pytest.raises(SystemExit, match="--architecture: 'bert' is not one of fastformer, softmax, tfidf, nbsvm"):
         main(["train", *data, "--architecture", "bert", "--output-dir", str(tmp_path / "x")])
     assert not (tmp_path / "x").exists()
 

@@ -153,16 +153,49 @@ def test_planted_files_survive_train_overwrite_resume_and_evaluate(tmp_path):
         shutil.rmtree(other)
 
 
-def test_resume_with_changed_settings_is_refused_and_names_them(tmp_path):
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_resume_with_changed_settings_is_refused_names_them_and_touches_nothing(tmp_path):
     out = tmp_path / "run"
     assert main(["train", *TINY, "--output-dir", str(out)]) == 0
+    before = _snapshot(out)
     with pytest.raises(SystemExit) as error:
         main(["train", *TINY, "--output-dir", str(out), "--resume", "--epochs", "2", "--learning-rate", "0.01"])
     message = str(error.value.code)
     assert "trained with other settings" in message
     assert "epochs: 1.0 -> 2.0" in message and "learning_rate: 0.001 -> 0.01" in message
+    # the refused resume left the complete run exactly as it was (it used to delete its model and metrics)
+    assert _snapshot(out) == before
+    # a complete run whose checkpoints are gone is compared by its manifest instead of silently retrained
+    import shutil
+
+    shutil.rmtree(out / "checkpoints")
+    before = _snapshot(out)
+    with pytest.raises(SystemExit, match="holds a complete run trained with other settings"):
+        main(["train", *TINY, "--output-dir", str(out), "--resume", "--epochs", "2"])
+    assert _snapshot(out) == before
     # settings that do not shape the weights may change
     assert main(["train", *TINY, "--output-dir", str(out), "--resume", "--logging-steps", "3"]) == 0
+
+
+def test_a_run_failed_on_its_data_does_not_lock_its_folder(tmp_path):
+    data = tmp_path / "data.csv"
+    data.write_text("text,label\nA moving film,pos\nA dull film\n")  # row 3 lacks its label
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit, match="data.csv:3: expected 2 fields"):
+        main(["train", "--train", str(data), *TINY, "--output-dir", str(out)])
+    assert not out.exists()  # refused before the folder was claimed: nothing left behind
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(SystemExit, match="not empty and not made by a fastformer run"):
+        main(["train", "--train", str(data), *TINY, "--output-dir", str(out)])
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    (out / "notes.txt").unlink()
+    data.write_text("text,label\n" + "".join(f"A {w} film,{label}\n" for w, label in
+                                             [("moving", "pos"), ("dull", "neg")] * 40))  # fmt: skip
+    assert main(["train", "--train", str(data), *TINY, "--output-dir", str(out)]) == 0  # fixed: no flags needed
 
 
 def _wait_for(condition, process, seconds=300):
@@ -227,3 +260,11 @@ def test_a_killed_rerun_never_leaves_a_loadable_mix_of_two_runs(tmp_path):
     assert (out / "run_complete.json").is_file() and not (out / "RUN_INCOMPLETE").exists()
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["train"]["resumed_from"] and metrics["train"]["final_loss"] > 0
+
+
+def test_a_diverged_run_is_an_error_and_never_complete(tmp_path):
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as error:
+        main(["train", *TINY, "--learning-rate", "1e6", "--logging-steps", "1", "--output-dir", str(out)])
+    assert "training diverged" in str(error.value.code) and "\n" not in str(error.value.code)
+    assert not (out / "run_complete.json").exists() and not (out / "model.safetensors").exists()

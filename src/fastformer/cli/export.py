@@ -68,7 +68,10 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     with torch.no_grad():
         program = torch.export.export(wrapped, (), example, dynamic_shapes=shapes)
     torch.export.save(program, out / "model.pt2")
-    AutoTokenizer.from_pretrained(model_dir).save_pretrained(out)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    if tokenizer.model_max_length > positions:  # a folder of an earlier version: its tokenizer had no limit
+        tokenizer.model_max_length = positions
+    tokenizer.save_pretrained(out)
     shutil.copy(Path(model_dir) / "config.json", out / "config.json")
     written = dict(program="model.pt2", task=task, inputs=["input_ids", "attention_mask"], max_length=positions)
     if onnx:

@@ -50,7 +50,15 @@ HEADER_SAMPLE_ROWS = 1000
 # what a header calls its label column (a first row whose label cell is one of these, and never a label again, is a
 # header even when the labels are words)
 LABEL_COLUMN_NAMES = {"label", "labels", "class", "category", "sentiment", "rating", "stars", "score", "target", "y",
-                      "polarity", "topic", "tag", "stance", "emotion", "intent"}  # fmt: skip
+                      "polarity", "topic", "tag", "stance", "emotion", "intent", "overall", "gold_label",
+                      "label_id", "class_label"}  # fmt: skip
+# what a header calls its text column (pandas' `text`, GLUE's `sentence`, Kaggle IMDB's `review`, Amazon's `reviewText`)
+TEXT_COLUMN_NAMES = {"text", "sentence", "review", "content", "body", "document", "comment", "tweet", "reviewtext",
+                     "review_text", "input", "utterance", "message", "description", "abstract", "article", "text_a",
+                     "sentence1", "question", "post", "headline", "title"}  # fmt: skip
+# the names that win when several columns of a header are usual text names (title + text: the text); two of these
+# together are ambiguous
+TEXT_COLUMN_PREFERENCE = ("text", "sentence", "review", "reviewtext", "review_text", "content", "body", "document")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
@@ -79,6 +87,35 @@ def _looks_like_header(first: list[str], sample: list[list[str]], label_index: i
     return numeric or cell.lower() in LABEL_COLUMN_NAMES
 
 
+def _names_columns(row: list[str]) -> bool:
+    """Whether a first row is a header by its names: a usual text column name and a usual label column name."""
+    cells = {cell.strip().lower() for cell in row}
+    return bool(cells & TEXT_COLUMN_NAMES) and bool(cells & LABEL_COLUMN_NAMES)
+
+
+def columns_by_name(header: list[str], label_field, text_field, path: Path) -> tuple:
+    """(label field, text field) of a file with a header: the given ones, else the one column of the header whose name
+    is a usual label / text name (case-insensitive). No match, or several, is an error listing the header: a header
+    never falls back to positions silently."""
+    names = [cell.strip().lower() for cell in header]
+
+    def find(given, usual: set[str], preference: tuple[str, ...], what: str, flag: str):
+        if given is not None:
+            return given
+        matches = [i for i, name in enumerate(names) if name in usual]
+        preferred = [i for i in matches if names[i] in preference]  # e.g. title + text: the text
+        if len(matches) == 1:
+            return matches[0]
+        if len(preferred) == 1:
+            return preferred[0]
+        found = "several usual " + what + " names" if matches else "no usual " + what + " name"
+        raise DataError(path, 1, None, f"the header {header} has {found}: pass {flag} NAME")
+
+    label = find(label_field, LABEL_COLUMN_NAMES, (), "label", "--label-field")
+    text = find(text_field, TEXT_COLUMN_NAMES, TEXT_COLUMN_PREFERENCE, "text", "--text-field")
+    return label, text
+
+
 def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_header: bool | None) -> Iterator[Example]:
     with open_text(path) as f:
         reader = csv.reader(f, delimiter=delimiter)
@@ -90,8 +127,10 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
             raise DataError(path, 1, None, f"malformed row: {error}") from None
         sample: list[tuple[int, list[str]]] = []
         if has_header is None:
-            # named columns imply a header; otherwise guess from the first row's label cell (default position 0)
+            # named columns imply a header, and so does a first row that names a usual text or label column;
+            # otherwise guess from the first row's label cell (default position 0)
             named = any(isinstance(f, str) and not f.lstrip("-").isdigit() for f in (text_field, label_field) if f)
+            named = named or _names_columns(first)
             guess_label = int(label_field) if label_field is not None and not named else 0
             if not named:
                 previous = reader.line_num
@@ -107,6 +146,8 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
             has_header = named or (len(first) > abs(guess_label) and _looks_like_header(first, rows_after, guess_label))
         header = first if has_header else None
         width = len(first)
+        if header is not None:  # a header: columns by name, never by position unless given
+            label_field, text_field = columns_by_name(header, label_field, text_field, path)
         label_i = column(header, label_field, 0, path, "label")
         text_i = column(header, text_field, 1 if label_i in (0, -width) else 0, path, "text")
         for index, what in ((label_i, "label"), (text_i, "text")):
@@ -240,8 +281,10 @@ class LabelMap:
             return self.index[example.label]
         except KeyError:
             path, _, line = example.source.rpartition(":")
-            raise DataError(path, int(line), "label", f"label {example.label!r} was not seen in training; "
-                            f"known labels: {self.labels}") from None  # fmt: skip
+            known = self.labels if len(self.labels) <= 20 else [*self.labels[:20], f"... {len(self.labels)} in all"]
+            label = example.label if len(example.label) <= 80 else example.label[:80] + "..."
+            raise DataError(path, int(line), "label", f"label {label!r} was not seen in training; known labels: "
+                            f"{known}") from None  # fmt: skip
 
     def __len__(self) -> int:
         return len(self.labels)

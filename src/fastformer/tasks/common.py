@@ -39,6 +39,7 @@ def training_arguments(cfg: Any, **task_fields):
         save_total_limit=2,
         load_best_model_at_end=True,
         logging_steps=cfg.logging_steps,
+        logging_nan_inf_filter=False,  # a NaN loss is logged as NaN, and stops the run (tasks/run.py: Divergence)
         report_to="none",
         disable_tqdm=not cfg.progress,
         bf16=use_bf16,

@@ -84,7 +84,9 @@ class NBSVM:
         from safetensors.numpy import save_file
 
         terms = sorted(self.vectorizer.vocabulary_, key=self.vectorizer.vocabulary_.get)
-        settings = dict(VECTORIZER, ngram_range=list(VECTORIZER["ngram_range"]))
+        params = self.vectorizer.get_params()
+        settings = {k: params[k] for k in ("ngram_range", "binary", "lowercase", "token_pattern", "min_df")}
+        settings["ngram_range"] = list(settings["ngram_range"])
         (out / "nbsvm.json").write_text(json.dumps(dict(vectorizer=settings, labels=label_names, vocabulary=terms)))
         arrays = dict(ratios=self.ratios, coef=self.coef, intercept=self.intercept)
         save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()}, str(out / "nbsvm.safetensors"))

@@ -111,6 +111,36 @@ def fingerprint_callback(folder: RunFolder):
     return Fingerprint()
 
 
+class TrainingDiverged(ValueError):
+    """A non-finite loss or weights: the run stops, and is never reported as complete."""
+
+
+def divergence_callback():
+    """Stops the run at the first logged non-finite training loss (the Trainer's NaN filter is off, so a NaN step
+    shows in the logged mean instead of being replaced by it)."""
+    import math
+
+    from transformers import TrainerCallback
+
+    class Divergence(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            loss = (logs or {}).get("loss")
+            if loss is not None and not math.isfinite(loss):
+                raise TrainingDiverged(f"training diverged: the loss is {loss} at step {state.global_step} (a lower "
+                                       "--learning-rate, or check the data and word vectors)")  # fmt: skip
+
+    return Divergence()
+
+
+def check_finite(model) -> None:
+    """Every weight finite, else TrainingDiverged naming the first that is not."""
+    import torch
+
+    for name, tensor in model.state_dict().items():
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            raise TrainingDiverged(f"training diverged: the weights {name} hold non-finite values")
+
+
 def best_epoch(state) -> float | None:
     """The epoch of the checkpoint the Trainer kept as best, from its log."""
     best = state.best_model_checkpoint
@@ -148,7 +178,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         prepared = task.prepare(cfg, splits, tokenizer, out)
         trainer_class = prepared.trainer_class or Trainer
         kwargs = dict(prepared.trainer_kwargs)
-        kwargs["callbacks"] = [fingerprint_callback(folder), *kwargs.get("callbacks", [])]
+        kwargs["callbacks"] = [fingerprint_callback(folder), divergence_callback(), *kwargs.get("callbacks", [])]
         trainer = trainer_class(
             model=prepared.model,
             args=training_arguments(cfg, **prepared.arguments),
@@ -194,14 +224,25 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             metrics["data"] = report
         if not main:
             return metrics
+        check_finite(trainer.model)
         metrics.update(task.evaluate(cfg, trainer.model, tokenizer, splits, prepared, out))
         trainer.model.save_pretrained(out)
+        tokenizer.model_max_length = input_limit(cfg, trainer.model)  # Hugging Face clients truncate to it
         tokenizer.save_pretrained(out)
         (out / "log_history.json").write_text(json.dumps(state.log_history, indent=1))
         if prepared.plot is not None:
             plot_training(state.log_history, out / "training.png", prepared.plot)
         _finish(folder, out, cfg, metrics)
         return metrics
+
+
+def input_limit(cfg, model) -> int:
+    """The most tokens the run's model reads per text: the run's max length (classification, news), document length
+    (summarization) or block size (language models), else the model's positions."""
+    for name in ("max_length", "max_source_length", "block_size"):
+        if getattr(cfg, name, None):
+            return int(getattr(cfg, name))
+    return int(getattr(model.config, "max_position_embeddings", 512))
 
 
 def _finish(folder: RunFolder, out: Path, cfg, metrics: dict[str, Any]) -> None:

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Fine-tuning probes of a pretraining run (issue "A pretrained Fastformer", item 4): IMDB-2 accuracy against
+# pretraining tokens, from each kept point of the run (benchmarks/keep_checkpoints.sh) and from scratch (the same
+# model and tokenizer, random weights). A probe is short on purpose: 1 epoch on a fixed random 8,000 of the training
+# reviews at 256 tokens, validation 4,000 held-out training reviews, test a fixed random 4,000 of the test reviews,
+# AdamW 5e-4 with 10 % warm-up, dropout 0.1; the same for every point.
+# Usage: bash benchmarks/pretraining_probes.sh [scratch] [STEP ...]     (ONLY='NAME|NAME' as the other sweeps)
+# Each finished probe's metrics.json is copied to benchmarks/results/pretraining/<name>.json.
+set -euo pipefail
+IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
+RUN=${RUN:-runs/pretrain-imdb-mlm}
+POINTS=${POINTS:-$RUN-points}
+TAG=${TAG:-imdb-mlm}
+SEED=${SEED:-1}
+JOBS=${JOBS:-1}
+THREADS=${THREADS:-1}
+OUT=${OUT:-runs/pretraining-probes}
+RESULTS=${RESULTS:-benchmarks/results/pretraining}
+probe="--train $IMDB --where train:split=train --test $IMDB --where test:split=test --label-field rating \
+ --binary-threshold 7 --max-train-examples 8000 --max-eval-examples 4000 --max-length 256 --epochs 1 \
+ --learning-rate 5e-4 --warmup 0.1 --seed $SEED"
+# the pretraining run's model fields, for the from-scratch probe (read from its run_config.json)
+scratch_model=$(python3 -c "import json,sys; m=json.load(open('$RUN/run_config.json'))['model']; \
+print(' '.join(f'--model {k}={json.dumps(v)}' for k,v in m.items()))")
+jobs() {
+  for point in ${*:-scratch}; do
+    if [ "$point" = scratch ]; then
+      echo "probe-$TAG-scratch-seed$SEED $probe --tokenizer $RUN/tokenizer $scratch_model"
+    else
+      echo "probe-$TAG-step$point-seed$SEED $probe --init-from $POINTS/step-$point"
+    fi
+  done
+}
+source "$(dirname "$0")/run_sweep.sh"
+jobs "$@" | grep -E "^(${ONLY:-.*}) " | sweep
