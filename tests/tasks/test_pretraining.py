@@ -108,8 +108,8 @@ def test_decontamination_drops_exactly_the_planted_texts(tmp_path):
     assert (dropped, repeats) == (3, 1)
     with gzip.open(tmp_path / "corpus.jsonl.gz", "wt") as f:
         f.writelines(json.dumps({"text": t}) + "\n" for t in corpus * 3)
-    (tmp_path / "eval.jsonl").write_text(json.dumps({"split": "test", "text": "EVALUATION text one."}) + "\n"
-                                         + json.dumps({"split": "train", "text": "Another review."}) + "\n")  # fmt: skip
+    records = [{"split": "test", "text": "EVALUATION text one."}, {"split": "train", "text": "Another review."}]
+    (tmp_path / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     cfg = PretrainingConfig(train=str(tmp_path / "corpus.jsonl.gz"), exclude=[str(tmp_path / "eval.jsonl")],
                             exclude_where={"split": "test"}, validation_fraction=0.3)  # fmt: skip
     report = {}
