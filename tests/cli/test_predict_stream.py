@@ -60,3 +60,32 @@ def test_arguments_then_file_lines_and_output_written_as_it_goes(classifier, tmp
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [next(iter(r.items()))[0:2] for r in records] == [("argument", 1), ("line", 1), ("line", 2), ("line", 3)]
     assert records[2] == {"line": 2, "blank": True}
+
+
+def test_outputs_that_would_destroy_an_input_a_model_or_a_file_are_refused(tmp_path):
+    """predict / generate / evaluate --output: never the input, never inside the model folder, never an existing file
+    without --overwrite; a refused command leaves every file as it was."""
+    from tests.helpers import TINY_CLASSIFIER
+
+    model = tmp_path / "model"
+    assert main(["train", "--output-dir", str(model), *TINY_CLASSIFIER]) == 0
+    source = tmp_path / "in.txt"
+    source.write_text("w1 w2\nw3\n")
+    weights = (model / "model.safetensors").read_bytes()
+    cases = [
+        (["predict", str(model), "--file", str(source), "--output", str(source)], "is an input of this command"),
+        (["predict", str(model), "hi", "--output", str(model / "model.safetensors")], "inside"),
+        (["generate", str(model), "hi", "--output", str(model / "out.jsonl")], "inside"),
+        (["evaluate", str(model), "--data", str(source), "--output", str(source)], "is an input of this command"),
+    ]
+    for argv, message in cases:
+        with pytest.raises(SystemExit, match=message):
+            main(argv)
+    assert source.read_text() == "w1 w2\nw3\n" and (model / "model.safetensors").read_bytes() == weights
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("keep")
+    with pytest.raises(SystemExit, match="mine.jsonl: exists; pass --overwrite"):
+        main(["predict", str(model), "hi", "--output", str(mine), "--no-progress"])
+    assert mine.read_text() == "keep"
+    assert main(["predict", str(model), "hi", "--output", str(mine), "--overwrite", "--no-progress"]) == 0
+    assert json.loads(mine.read_text())["argument"] == 1

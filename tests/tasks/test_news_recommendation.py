@@ -78,7 +78,9 @@ def test_evaluate_and_predict_from_the_saved_folder(trained, mind, tmp_path, cap
     assert (tmp_path / "prediction.txt").is_file()  # the leaderboard file, beside --output
     # the real MIND sample: most candidates unknown to its news.tsv; they are ranked last and reported
     prediction = tmp_path / "prediction.txt"
-    assert main(["predict", str(trained), "--data", str(MIND), "--output", str(prediction)]) == 0
+    with pytest.raises(SystemExit, match="prediction.txt: exists; pass --overwrite"):  # evaluate wrote it
+        main(["predict", str(trained), "--data", str(MIND), "--output", str(prediction)])
+    assert main(["predict", str(trained), "--data", str(MIND), "--output", str(prediction), "--overwrite"]) == 0
     printed = capsys.readouterr().out
     assert "5000 impressions ranked" in printed and "candidates name news not in news.tsv" in printed
     ranks = read_rankings(prediction)
@@ -245,7 +247,7 @@ def test_a_popularity_model_saves_its_counts_and_ranks_the_same_from_its_folder(
     # counts lost or broken: a clear error, not a silent ranking without them
     (out / "news_clicks.tsv").write_text("N1\t3\nN2 three\n")
     with pytest.raises(SystemExit, match=r"news_clicks.tsv:2: expected 'news_id<TAB>clicks'"):
-        main(["evaluate", str(out), "--data", str(first), "--output", str(again)])
+        main(["evaluate", str(out), "--data", str(first), "--output", str(again), "--overwrite"])
     (out / "news_clicks.tsv").unlink()
     with pytest.raises(SystemExit, match="the model scores popularity, but its counts news_clicks.tsv are missing"):
-        main(["evaluate", str(out), "--data", str(first), "--output", str(again)])
+        main(["evaluate", str(out), "--data", str(first), "--output", str(again), "--overwrite"])

@@ -135,9 +135,9 @@ def test_planted_files_survive_train_overwrite_resume_and_evaluate(tmp_path):
     assert main(["evaluate", str(out), "--data", str(SST / "sst_dev.txt"), "--max-examples", "20"]) == 0
     assert (out / "evaluations" / "sst_dev" / "metrics.json").is_file()
     assert (out / "evaluations" / "sst_dev-2" / "metrics.json").is_file()  # a second evaluation never overwrites
-    with pytest.raises(SystemExit, match="is a file of the run"):
+    with pytest.raises(SystemExit, match="inside .* which this command reads or a run wrote"):
         main(["evaluate", str(out), "--data", str(SST / "sst_dev.txt"), "--output", str(out / "metrics.json")])
-    with pytest.raises(SystemExit, match="would write onto the data"):
+    with pytest.raises(SystemExit, match="is an input of this command"):
         main(["evaluate", str(out), "--data", str(tmp_path / "d.csv"), "--output", str(tmp_path / "d.csv")])
     _intact(planted)
     # a folder of the user's where the run keeps its tokenizer or checkpoints: refused, untouched

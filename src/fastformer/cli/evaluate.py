@@ -34,24 +34,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--binary-threshold", type=float)
     parser.add_argument("--max-length", type=int, help="default: the model's max_position_embeddings")
     parser.add_argument("--output", help="metrics JSON path (default: MODEL_DIR/evaluations/<data name>/metrics.json)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output (and its companion)")
 
 
-def output_path(args: argparse.Namespace) -> Path:
-    """Where metrics.json goes: --output, else a new evaluations/<data name>[-N] folder; never the data file, never a
-    file the run wrote."""
-    from fastformer.tasks.run_folder import RunFolder
+# the file each task's evaluation writes beside its metrics.json
+COMPANIONS = {"news": "prediction.txt", "summarize": "summaries.jsonl", "classification": "predictions.jsonl"}
 
-    data = Path(args.data).resolve()
+
+def output_path(args: argparse.Namespace, task: str = "classification") -> Path:
+    """Where metrics.json goes: --output, else a new evaluations/<data name>[-N] folder. --output and the file written
+    beside it are checked as every output is (`fastformer.cli.outputs.check_output`): never the data, never inside
+    the run folder or the data folder, never an existing file unless --overwrite."""
+    from fastformer.cli.outputs import OutputRefused, check_output
+
     if args.output:
         out = Path(args.output)
-        model_dir = Path(args.model_dir).resolve()
-        names = (RunFolder(model_dir, "", {}).manifest() or {}).get("files", [])
-        run_files = {model_dir / name for name in (*names, "metrics.json", "config.json", "run_config.json")}
-        if out.resolve() == data or data in out.resolve().parents:
-            raise SystemExit(f"fastformer evaluate: --output {out} would write onto the data")
-        if out.resolve() in run_files:
-            raise SystemExit(f"fastformer evaluate: --output {out} is a file of the run; choose another name")
-        out.parent.mkdir(parents=True, exist_ok=True)
+        targets = [out] + ([out.with_name(COMPANIONS[task])] if task in COMPANIONS else [])
+        try:
+            for target in targets:
+                flag = "--output" if target == out else "--output's companion file"
+                check_output(target, flag=flag, inputs=(args.data,), folders=(args.model_dir, args.data),
+                             overwrite=args.overwrite)  # fmt: skip
+        except OutputRefused as error:
+            raise SystemExit(f"fastformer evaluate: {error}") from None
         return out
     stem = Path(args.data).name.split(".")[0] or "data"
     base = Path(args.model_dir) / "evaluations"
@@ -143,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         task, architecture = task_of_folder(args.model_dir)
     except NotARunFolder as error:
         raise SystemExit(f"fastformer evaluate: {error}") from None
-    out = output_path(args)
+    out = output_path(args, task)
     try:
         if task == "news":
             metrics = run_news(args, out)

@@ -17,6 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("prompts", nargs="*", help="prompts to continue")
     parser.add_argument("--file", help="a file with one prompt per line")
     parser.add_argument("--output", help="write JSON Lines here instead of printing")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     parser.add_argument("--max-new-tokens", type=int, default=40)
     parser.add_argument("--num-beams", type=int, default=1)
     parser.add_argument("--do-sample", action="store_true", help="sample instead of greedy / beam search")
@@ -34,6 +35,13 @@ def run(args: argparse.Namespace) -> int:
     from fastformer.cli.inputs import texts_from, write_lines
     from fastformer.tasks.language_modeling import generate_texts
 
+    if args.output:
+        from fastformer.cli.outputs import OutputRefused, check_output
+
+        try:
+            check_output(args.output, inputs=(args.file,), folders=(args.model_dir,), overwrite=args.overwrite)
+        except OutputRefused as error:
+            raise SystemExit(f"fastformer generate: {error}") from None
     prompts = texts_from(args.prompts, args.file, "generate", "prompts")
     if not Path(args.model_dir, "config.json").is_file():
         raise SystemExit(f"fastformer generate: {args.model_dir}: not a saved model folder (no config.json)")

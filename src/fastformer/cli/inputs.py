@@ -21,6 +21,9 @@ def texts_from(given: list[str], file: str | None, command: str, what: str = "te
 def write_lines(lines: list[str], output: str | None) -> None:
     """To `output` if given, else to standard output."""
     if output:
-        Path(output).write_text("\n".join(lines) + "\n")
+        from fastformer.cli.outputs import atomic_output
+
+        with atomic_output(output) as f:
+            f.write("\n".join(lines) + "\n")
     else:
         print("\n".join(lines))

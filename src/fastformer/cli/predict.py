@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="news: a MIND folder or behaviors.tsv (labels not needed) to rank")
     parser.add_argument("--max-new-tokens", type=int, default=40, help="lm: tokens generated per prompt")
     parser.add_argument("--output", help="write here instead of printing (news: default MODEL_DIR/prediction.txt)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -30,7 +31,15 @@ def run_news(args: argparse.Namespace) -> int:
 
     if not args.data:
         raise SystemExit("fastformer predict: a news recommender ranks a MIND folder: give --data")
-    output = args.output or str(Path(args.model_dir) / "prediction.txt")
+    from fastformer.cli.outputs import OutputRefused, check_output
+
+    default = Path(args.model_dir) / "prediction.txt"
+    output = args.output or str(default)
+    try:
+        check_output(output, inputs=(args.data,), folders=(args.model_dir, args.data), allowed_inside=(default,),
+                     overwrite=args.overwrite or not args.output)  # fmt: skip
+    except OutputRefused as error:
+        raise SystemExit(f"fastformer predict: {error}") from None
     try:
         _, report = rank_split(args.model_dir, args.data, output=output)
     except (DataError, ValueError, OSError) as error:
@@ -85,6 +94,13 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"fastformer predict: {args.file}: no such file")
     if not args.texts and not args.file:
         raise SystemExit("fastformer predict: give texts or --file")
+    if args.output:
+        from fastformer.cli.outputs import OutputRefused, check_output
+
+        try:
+            check_output(args.output, inputs=(args.file,), folders=(args.model_dir,), overwrite=args.overwrite)
+        except OutputRefused as error:
+            raise SystemExit(f"fastformer predict: {error}") from None
     try:
         predict = predictor(task, architecture, args)
         stream(inputs(args.texts, args.file), predict, args.output, progress=not args.no_progress)

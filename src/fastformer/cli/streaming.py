@@ -37,12 +37,15 @@ def stream(
 ) -> int:
     """Write predict(texts of a chunk)'s records, one per input, to `output` (or standard output) as they come.
     Returns the number of inputs."""
+    import contextlib
+
     from tqdm.auto import tqdm
 
-    out = Path(output).open("w", encoding="utf-8") if output else sys.stdout
+    from fastformer.cli.outputs import atomic_output
+
     bar = tqdm(unit=" inputs", file=sys.stderr, disable=not progress or None, dynamic_ncols=True)
     count = 0
-    try:
+    with atomic_output(output) if output else contextlib.nullcontext(sys.stdout) as out, contextlib.closing(bar):
         iterator = iter(records)
         while batch := list(islice(iterator, chunk)):
             texts = [text for _, _, text in batch if text.strip()]
@@ -54,8 +57,4 @@ def stream(
             out.flush()
             bar.update(len(batch))
             count += len(batch)
-    finally:
-        bar.close()
-        if output:
-            out.close()
     return count

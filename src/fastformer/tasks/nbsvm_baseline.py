@@ -24,7 +24,7 @@ import numpy as np
 from fastformer.tasks.common import write_jsonl
 from fastformer.tasks.tfidf_baseline import score_examples
 
-C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0)
+C_GRID = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 ALPHA = 1.0  # the smoothing of the counts (Wang & Manning's alpha)
 MODEL_FILES = ("nbsvm.json", "nbsvm.safetensors")
 VECTORIZER = dict(ngram_range=(1, 3), binary=True, min_df=2, lowercase=True, token_pattern=r"(?u)\b\w+\b|[!?]")

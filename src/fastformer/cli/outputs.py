@@ -1,0 +1,69 @@
+"""The one check of every path a command writes (predict, generate, evaluate, convert): never one of its inputs, never
+inside a run folder or a data folder it reads, never an existing file unless `--overwrite` says so. Run before
+anything is read or written, so a refused command changes nothing; files are written whole or not at all
+(`atomic_output`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+
+class OutputRefused(ValueError):
+    """An output path a command may not write; the message names the flag, the path and why."""
+
+
+def _is_run_folder(folder: Path) -> bool:
+    from fastformer.tasks.run_folder import COMPLETE, MARKER
+
+    return (folder / MARKER).is_file() or (folder / COMPLETE).is_file()
+
+
+def check_output(
+    path: str | Path,
+    *,
+    flag: str = "--output",
+    inputs: tuple[str | Path | None, ...] = (),
+    folders: tuple[str | Path | None, ...] = (),
+    overwrite: bool = False,
+    allowed_inside: tuple[str | Path, ...] = (),
+) -> Path:
+    """`path` if a command may write it, else OutputRefused naming why: it is one of `inputs` (files read), lies inside
+    one of `folders` (a model or data folder read) or inside any run folder (unless it is one of `allowed_inside`,
+    a file the command itself owns there), its folder does not exist, or it exists and `overwrite` is False."""
+    target = Path(path)
+    resolved = target.resolve()
+    for given in inputs:
+        if given and resolved == Path(given).resolve():
+            raise OutputRefused(f"{flag} {target}: is an input of this command ({given}); choose another file")
+    owned = {Path(p).resolve() for p in allowed_inside}
+    if resolved not in owned:
+        for folder in [*(f for f in folders if f), *resolved.parents]:
+            folder = Path(folder).resolve()
+            if folder.is_dir() and (resolved == folder or folder in resolved.parents):
+                if folder in {Path(f).resolve() for f in folders if f} or _is_run_folder(folder):
+                    raise OutputRefused(f"{flag} {target}: inside {folder}, which this command reads or a run wrote; "
+                                        "write elsewhere")  # fmt: skip
+    if target.is_dir():
+        raise OutputRefused(f"{flag} {target}: is a folder")
+    if not target.parent.is_dir():
+        raise OutputRefused(f"{flag} {target}: its folder {target.parent} does not exist")
+    if target.exists() and not overwrite:
+        raise OutputRefused(f"{flag} {target}: exists; pass --overwrite to replace it")
+    return target
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | Path) -> Iterator:
+    """A text file opened for writing beside `path`, moved onto it only when the block ends without an error: a
+    failed or killed command leaves the previous file (or none) in place."""
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
+    try:
+        with partial.open("w", encoding="utf-8") as f:
+            yield f
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
