@@ -62,12 +62,13 @@ def path_run(args, output_dir: Path) -> dict:
 
 def bare_step(cfg, output_dir: Path) -> dict:
     """The same model and batches in a plain loop; returns real tokens/s and the profile shares."""
-    from transformers import AutoTokenizer, set_seed
+    from transformers import AutoTokenizer, DataCollatorWithPadding, Trainer, set_seed
 
     from fastformer.data import LabelMap
     from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
     from fastformer.tasks import inputs
-    from fastformer.tasks.classification import EncodedDataset, build_trainer, load_splits
+    from fastformer.tasks.classification import EncodedDataset, load_splits
+    from fastformer.tasks.common import training_arguments
 
     set_seed(cfg.seed)
     splits = load_splits(cfg)
@@ -81,8 +82,14 @@ def bare_step(cfg, output_dir: Path) -> dict:
     if vectors is not None:
         inputs.initialise_embeddings(model, tokenizer, vectors, False, cfg.seed)
     cfg.output_dir = str(output_dir / "bare")
-    trainer = build_trainer(cfg, model, tokenizer, train_set, train_set, labels.labels)  # eval set unused
-    batches = list(trainer.get_train_dataloader())  # the path's batches, in its order
+    # the Trainer the path builds (tasks/run.py), for its dataloader: the path's batches, in its order
+    arguments = training_arguments(
+        cfg, train_sampling_strategy=cfg.sampling, eval_strategy="epoch", save_strategy="epoch"
+    )
+    trainer = Trainer(
+        model=model, args=arguments, train_dataset=train_set, data_collator=DataCollatorWithPadding(tokenizer)
+    )
+    batches = list(trainer.get_train_dataloader())
     real_tokens = sum(int(b["attention_mask"].sum()) for b in batches)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     model.train()
