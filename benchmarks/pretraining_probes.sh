@@ -5,6 +5,7 @@
 # reviews at 256 tokens, validation 4,000 held-out training reviews, test a fixed random 4,000 of the test reviews,
 # AdamW 5e-4 with 10 % warm-up, dropout 0.1; the same for every point.
 # Usage: bash benchmarks/pretraining_probes.sh [scratch] [STEP ...]     (ONLY='NAME|NAME' as the other sweeps)
+#        POINT_DIR=FOLDER TAG=NAME bash benchmarks/pretraining_probes.sh STEP   (a probe from any pretrained folder)
 # Each finished probe's metrics.json is copied to benchmarks/results/pretraining/<name>.json.
 set -euo pipefail
 IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
@@ -27,7 +28,7 @@ jobs() {
     if [ "$point" = scratch ]; then
       echo "probe-$TAG-scratch-seed$SEED $probe --tokenizer $RUN/tokenizer $scratch_model"
     else
-      echo "probe-$TAG-step$point-seed$SEED $probe --init-from $POINTS/step-$point"
+      echo "probe-$TAG-step$point-seed$SEED $probe --init-from ${POINT_DIR:-$POINTS/step-$point}"
     fi
   done
 }
