@@ -5,6 +5,7 @@ import gzip
 import pytest
 
 from fastformer.data import DataError, LabelMap, read_examples
+from fastformer.data.text_classification import canonical_label
 from tests.helpers import SHARED
 
 DATA = SHARED / "data"
@@ -220,3 +221,10 @@ def test_an_unknown_label_error_stays_short(tmp_path):
     with pytest.raises(DataError) as error:
         labels.encode(read_examples(tmp_path / "test.csv")[0])
     assert len(str(error.value)) < 400 and "... 50 in all" in str(error.value)
+
+
+def test_integer_labels_keep_every_digit():
+    # through float, 2**53 + 1 and 2**53 were one class
+    assert canonical_label("9007199254740993") != canonical_label("9007199254740992")
+    assert canonical_label("9007199254740993") == "9007199254740993"
+    assert [canonical_label(x) for x in ("1", "1.0", " 01 ", "0.50", "1e3")] == ["1", "1", "1", "0.5", "1000"]

@@ -268,3 +268,11 @@ def test_a_diverged_run_is_an_error_and_never_complete(tmp_path):
         main(["train", *TINY, "--learning-rate", "1e6", "--logging-steps", "1", "--output-dir", str(out)])
     assert "training diverged" in str(error.value.code) and "\n" not in str(error.value.code)
     assert not (out / "run_complete.json").exists() and not (out / "model.safetensors").exists()
+
+
+def test_one_class_is_an_error_before_training(tmp_path):
+    data = tmp_path / "one.csv"
+    data.write_text("text,label\n" + "".join(f"review {i},pos\n" for i in range(20)))
+    with pytest.raises(SystemExit, match=r"the training data holds one class \('pos'\)"):
+        main(["train", "--train", str(data), *TINY, "--output-dir", str(tmp_path / "run")])
+    assert not (tmp_path / "run").exists()

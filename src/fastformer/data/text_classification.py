@@ -8,7 +8,6 @@ a missing column, an empty file, or a label the model does not know. Nothing is 
 from __future__ import annotations
 
 import csv
-import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -67,9 +66,13 @@ def canonical_label(text: str) -> str:
     "0.50" -> "0.5"), so that the same value is never split into several classes."""
     label = text.strip()
     if _NUMBER.fullmatch(label):
-        value = float(label)
-        if math.isfinite(value):
-            return str(int(value)) if value.is_integer() else repr(value)
+        # exact decimal arithmetic: an integer keeps every digit (through float, labels above 2**53 merged)
+        from decimal import Decimal
+
+        value = Decimal(label)
+        if value == value.to_integral_value():
+            return str(int(value))
+        return format(value.normalize(), "f")
     return label
 
 

@@ -178,6 +178,9 @@ class ClassificationTask(Task):
     def load_data(self, cfg: ClassificationConfig, report: dict[str, Any]):
         splits = load_splits(cfg, report)
         labels = LabelMap.from_examples(splits["train"])
+        if len(labels) < 2:
+            raise ValueError(f"the training data holds one class ({labels.labels[0]!r}): a classifier needs two or "
+                             "more (check --label-field)")  # fmt: skip
         for name in ("validation", "test"):  # a label the training data lacks: an error now, not after training
             for example in splits.get(name, ()):
                 labels.encode(example)
