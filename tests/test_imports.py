@@ -137,3 +137,28 @@ def test_no_import_runs_upward_and_no_private_helper_crosses_a_module():
                 private += [f"{path.relative_to(SOURCE)}: {a.name}" for a in node.names if _private(a.name)]
     assert not upward, upward
     assert not private, private
+
+
+def test_import_fastformer_then_auto_classes_resolve_a_folder(tmp_path):
+    """What a user writes: `import fastformer`, then transformers' Auto classes and pipeline on a saved folder,
+    in a fresh interpreter, without importing fastformer.models (the Auto classes register on their first call)."""
+    from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
+
+    config = FastformerConfig(vocab_size=50, hidden_size=16, num_attention_heads=2, intermediate_size=16, num_labels=3)
+    FastformerForSequenceClassification(config).save_pretrained(tmp_path)
+    code = (
+        "import sys, fastformer\n"
+        "assert 'transformers' not in sys.modules\n"
+        "from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification\n"
+        f"model = AutoModelForSequenceClassification.from_pretrained({str(tmp_path)!r})\n"
+        f"assert AutoConfig.from_pretrained({str(tmp_path)!r}).model_type == 'fastformer'\n"
+        f"assert type(AutoModel.from_pretrained({str(tmp_path)!r})).__name__ == 'FastformerModel'\n"
+        "print(type(model).__name__)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == "FastformerForSequenceClassification", result.stderr
+    # transformers loaded first, fastformer second: the same
+    code = code.replace("import sys, fastformer\nassert 'transformers' not in sys.modules\n",
+                        "import sys, transformers.models.auto.modeling_auto, fastformer\n")  # fmt: skip
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == "FastformerForSequenceClassification", result.stderr

@@ -41,6 +41,100 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 
+# transformers' Auto classes resolve a `fastformer` folder once fastformer.models has registered the model type. A
+# user writes `import fastformer` and then `AutoModelForSequenceClassification.from_pretrained(folder)`, without
+# importing fastformer.models; registering at `import fastformer` would load transformers (seconds, and not at all in
+# a torch-only install). So the Auto classes' entry points (AutoConfig.from_pretrained, the Auto models'
+# from_pretrained / from_config) register fastformer on their first call: wrapped as soon as transformers loads its
+# Auto modules (an import hook), or at once if it has. Registering inside that import itself would re-enter
+# transformers' lazy module mid-import, hence the first call. `import fastformer` imports nothing of transformers.
+#
+# module -> (class, its entry points) to wrap; each is wrapped right after its own module has run
+_AUTO_ENTRY_POINTS = {
+    "transformers.models.auto.configuration_auto": ("AutoConfig", ("from_pretrained",)),
+    "transformers.models.auto.auto_factory": ("_BaseAutoModelClass", ("from_pretrained", "from_config")),
+}
+_wrapped: list = []  # (owner, name, original) of every wrapped entry point
+
+
+def _register_now() -> None:
+    """Put every wrapped entry point back and import fastformer.models (which registers the model type)."""
+    while _wrapped:
+        owner, name, original = _wrapped.pop()
+        setattr(owner, name, original)
+    import sys
+
+    if "fastformer.models" not in sys.modules:
+        importlib.import_module("fastformer.models")
+
+
+def _wrap_entry_points(module) -> None:
+    """Wrap a loaded Auto module's entry points so that their first call registers fastformer first."""
+    class_name, names = _AUTO_ENTRY_POINTS[module.__name__]
+    owner = getattr(module, class_name, None)
+    for name in names:
+        if owner is None or name not in owner.__dict__:
+            continue
+        original = owner.__dict__[name]
+        _wrapped.append((owner, name, original))
+
+        # transformers copies the base class's from_pretrained into each Auto class (auto_class_update): those copies
+        # keep this wrapper, so it calls the original itself rather than looking the name up again
+        def wrapper(cls, *args, __original=original, **kwargs):
+            _register_now()
+            return __original.__get__(None, cls)(*args, **kwargs)
+
+        setattr(owner, name, classmethod(wrapper))
+
+
+class _AutoRegistration:
+    """A meta path finder that lets transformers' Auto modules load, then wraps their entry points."""
+
+    def find_spec(self, name, path=None, target=None):
+        import sys
+
+        if name not in _AUTO_ENTRY_POINTS:
+            return None
+        for finder in sys.meta_path:
+            if isinstance(finder, _AutoRegistration) or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+
+        class Loader:
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module):
+                loader.exec_module(module)
+                if "fastformer.models" not in sys.modules:
+                    _wrap_entry_points(module)
+
+        spec.loader = Loader()
+        return spec
+
+
+def _install_auto_registration() -> None:
+    import sys
+
+    if "fastformer.models" in sys.modules:
+        return
+    for module in [sys.modules.get(n) for n in _AUTO_ENTRY_POINTS]:
+        if module is not None:  # transformers already loaded it
+            _wrap_entry_points(module)
+    if not all(n in sys.modules for n in _AUTO_ENTRY_POINTS):
+        sys.meta_path.insert(0, _AutoRegistration())
+
+
+_install_auto_registration()
+
+
 def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
