@@ -31,6 +31,12 @@ def test_builtin_task_trains_saves_and_reloads(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["train", "--output-dir", str(out), "--max-train-examples", "400", "--epochs", "1",
                  "--max-eval-examples", "100", *TINY]) == 0  # fmt: skip
+    printed = capsys.readouterr().err
+    # before training, one line says what was read (a swapped column shows here); after it, the files written
+    before = json.loads(printed.split("fastformer train classification: ", 1)[1].splitlines()[0])
+    assert before["examples"] == {"train": 400, "validation": 100, "test": 100}
+    assert sorted(before["training_labels"]) == ["0", "1", "2", "3"] and sum(before["training_labels"].values()) == 400
+    assert f"wrote {out}: config.json" in printed and "model.safetensors" in printed
     for name in ("config.json", "model.safetensors", "tokenizer.json", "metrics.json", "run_config.json",
                  "predictions_validation.jsonl", "predictions_test.jsonl", "training.png"):  # fmt: skip
         assert (out / name).is_file(), name

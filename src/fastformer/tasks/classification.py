@@ -269,6 +269,13 @@ class ClassificationTask(Task):
     def summary(self, metrics: dict[str, Any]) -> dict[str, Any]:
         return {n: {k: metrics[n][k] for k in ("accuracy", "macro_f1")} for n in ("validation", "test") if n in metrics}
 
+    def describe(self, cfg: ClassificationConfig, data) -> dict[str, Any]:
+        counts = Counter(e.label for e in data["splits"]["train"])
+        shown = dict(counts.most_common(20))
+        if len(counts) > 20:
+            shown["..."] = f"{len(counts)} labels in all"
+        return dict(examples={n: len(s) for n, s in data["splits"].items()}, training_labels=shown)
+
 
 TASK = ClassificationTask()
 

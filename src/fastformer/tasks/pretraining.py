@@ -310,6 +310,9 @@ class PretrainingTask(Task):
         scores["texts"] = len(texts["validation"])
         return dict(validation=scores)
 
+    def describe(self, cfg: PretrainingConfig, texts) -> dict[str, Any]:
+        return dict(texts={name: len(items) for name, items in texts.items()})
+
     def summary(self, metrics: dict[str, Any]) -> dict[str, Any]:
         return dict(
             validation=metrics.get("validation"), decontamination=metrics.get("data", {}).get("decontamination")

@@ -67,6 +67,10 @@ class Task:
     def summary(self, metrics: dict[str, Any]) -> dict[str, Any]:
         return {}
 
+    def describe(self, cfg, data) -> dict[str, Any]:
+        """What the data holds, printed before training (examples per split, labels and their counts, ...)."""
+        return {}
+
 
 def whole_run_loss(log_history: list[dict], training_loss: float, first_step: int, last_step: int) -> float | None:
     """The mean training loss over every step of the run, also after a resume (the Trainer's own `training_loss`
@@ -176,6 +180,8 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             return metrics
         tokenizer = run_tokenizer(cfg, task.tokenizer_texts(cfg, splits), folder.path)
         prepared = task.prepare(cfg, splits, tokenizer, out)
+        if main:
+            announce(task, cfg, splits, tokenizer, prepared)
         trainer_class = prepared.trainer_class or Trainer
         kwargs = dict(prepared.trainer_kwargs)
         kwargs["callbacks"] = [fingerprint_callback(folder), divergence_callback(), *kwargs.get("callbacks", [])]
@@ -245,9 +251,27 @@ def input_limit(cfg, model) -> int:
     return int(getattr(model.config, "max_position_embeddings", 512))
 
 
+def announce(task: Task, cfg, data, tokenizer, prepared: Prepared) -> None:
+    """One line on standard error before training: what was read, the vocabulary, the model's size, where it goes
+    (a wrong column or label shows here, before an hour of training)."""
+    import sys
+
+    facts = dict(
+        **{**{f"train_{k}": v for k, v in prepared.train_counts.items()}, **task.describe(cfg, data)},
+        vocabulary=len(tokenizer),
+        parameters=sum(p.numel() for p in prepared.model.parameters()),
+        output_dir=str(cfg.output_dir),
+    )
+    print(f"fastformer train {task.name}: {json.dumps(facts, default=str)}", file=sys.stderr)
+
+
 def _finish(folder: RunFolder, out: Path, cfg, metrics: dict[str, Any]) -> None:
     if not folder.main:
         return
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
     (out / "run_config.json").write_text(json.dumps(cfg.as_dict(), indent=2))
+    written = sorted(p.name + ("/" if p.is_dir() else "") for p in out.iterdir())
     folder.finish()
+    import sys
+
+    print(f"wrote {cfg.output_dir}: {', '.join(written)}", file=sys.stderr)
