@@ -211,7 +211,8 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             architecture=cfg.architecture,
             train=dict(
                 **prepared.train_counts,
-                epochs=cfg.epochs,
+                epochs=round(float(state.epoch or 0.0), 4),  # what ran (--max-steps may stop before --epochs)
+                epochs_requested=cfg.epochs,
                 steps=state.global_step,
                 seconds=round(seconds, 2),
                 train_runtime=result.metrics.get("train_runtime"),
