@@ -1,0 +1,54 @@
+"""The pretraining curve: fine-tuning probes (IMDB-2 test accuracy) against pretraining tokens, from committed files.
+
+    python benchmarks/summarize_pretraining.py [benchmarks/results/pretraining]
+
+Reads probe-<tag>-<point>-seed<N>.json (benchmarks/pretraining_probes.sh) and <run>-log.json (the pretraining run's
+log_history: held-out masked-LM loss and accuracy per evaluation, and the tokens it had seen), and prints a markdown
+table per pretraining run: the from-scratch probe first, then each point of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+from statistics import mean, stdev
+
+
+def main() -> None:
+    folder = Path(sys.argv[1] if len(sys.argv) > 1 else "benchmarks/results/pretraining")
+    probes: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for path in sorted(folder.glob("probe-*.json")):
+        match = re.fullmatch(r"probe-(.+)-(scratch|step\d+)-seed(\d+)", path.stem)
+        if match:
+            probes[match[1]][match[2]].append(json.loads(path.read_text()))
+    for tag, points in probes.items():
+        log_path = folder / f"pretrain-{tag}-log.json"
+        log = json.loads(log_path.read_text()) if log_path.is_file() else {}
+        evals = {e["step"]: e for e in log.get("log_history", []) if "eval_loss" in e}
+        print(f"#### {tag}\n")
+        print("| start | pretraining steps | tokens (M) | held-out MLM loss / accuracy | probe test accuracy | "
+              "probe validation accuracy | seeds |")  # fmt: skip
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        order = sorted(points, key=lambda p: -1 if p == "scratch" else int(p[4:]))
+        for point in order:
+            runs = points[point]
+            test = [100 * r["test"]["accuracy"] for r in runs]
+            validation = [100 * r["validation"]["accuracy"] for r in runs]
+            shown = f"{mean(test):.2f}" + (f" +- {stdev(test):.2f}" if len(test) > 1 else "")
+            if point == "scratch":
+                print(f"| from scratch | 0 | 0 |  | {shown} | {mean(validation):.2f} | {len(runs)} |")
+                continue
+            step = int(point[4:])
+            tokens = log.get("tokens_per_step") and step * log["tokens_per_step"] / 1e6
+            entry = evals.get(step, {})
+            mlm = f"{entry['eval_loss']:.3f} / {entry['eval_accuracy']:.3f}" if entry else ""
+            print(f"| {tag} step {step} | {step} | {tokens or 0:.1f} | {mlm} | {shown} | {mean(validation):.2f} | "
+                  f"{len(runs)} |")  # fmt: skip
+        print()
+
+
+if __name__ == "__main__":
+    main()
