@@ -256,11 +256,10 @@ class PretrainingConfig(TokenizerSettings):
         super().check()
         if self.train is None:
             raise SettingError("train", "pretraining needs files of texts (JSON Lines, CSV/TSV or text)")
-        for path in self.exclude:
-            from pathlib import Path
+        from fastformer.tasks.config import _check_path
 
-            if not Path(path).is_file():
-                raise SettingError("exclude", f"{path}: no such file")
+        for path in self.exclude:
+            _check_path("exclude", path, "file")
 
 
 @dataclass
