@@ -119,13 +119,30 @@ def test_decontamination_drops_exactly_the_planted_texts(tmp_path):
     assert sorted(texts["train"] + texts["validation"]) == sorted(["A fine film.", "Another review.", "Held out\ttoo"])
 
 
+def test_imdb_unlabelled_reviews_lose_exactly_the_test_texts():
+    cfg = PretrainingConfig(train=str(UNSUP), exclude=[str(IMDB)], exclude_where={"split": "test"})
+    report = {}
+    texts = load_texts(cfg, report)
+    # the data README: 109 unlabelled reviews also occur in the test split (24,801 distinct texts after normalising)
+    # and 493 repeat inside the file
+    decontamination = report["decontamination"]
+    assert (decontamination["train_texts_dropped"], decontamination["excluded_texts"]) == (109, 24801)
+    assert decontamination["repeated_texts_dropped"] == 493
+    assert len(texts["train"]) + len(texts["validation"]) == 50000 - 109 - 493
+
+
 @pytest.fixture(scope="module")
-def pretrained(tmp_path_factory):
-    """A tiny pretraining run on real reviews (decontaminated against IMDB's test split) and its arguments."""
-    folder = tmp_path_factory.mktemp("pretrain") / "run"
-    args = ["train", "pretrain", "--train", str(UNSUP), "--max-train-texts", "240", "--max-eval-texts", "20",
-            "--exclude", str(IMDB), "--where", "exclude:split=test", "--max-steps", "12", "--evaluations", "2",
-            "--seed", "4", *TINY]  # fmt: skip
+def pretrained(tmp_path_factory, reviews):
+    """A tiny pretraining run on 260 real unlabelled reviews (a planted test review among them) and its arguments."""
+    folder = tmp_path_factory.mktemp("pretrain")
+    test_review = next(iter(read_texts(IMDB, where={"split": "test"})))
+    with gzip.open(folder / "corpus.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps({"text": t}) + "\n" for t in [*reviews[:130], test_review, *reviews[130:260]])
+    (folder / "test.jsonl").write_text(json.dumps({"split": "test", "text": test_review}) + "\n")
+    args = ["train", "pretrain", "--train", str(folder / "corpus.jsonl.gz"), "--validation-fraction", "0.08",
+            "--exclude", str(folder / "test.jsonl"), "--where", "exclude:split=test", "--max-steps", "12",
+            "--evaluations", "2", "--seed", "4", *TINY]  # fmt: skip
+    folder = folder / "run"
     assert main([*args, "--output-dir", str(folder)]) == 0
     return folder, args
 
@@ -133,9 +150,8 @@ def pretrained(tmp_path_factory):
 def test_pretraining_run_writes_a_folder_with_its_metrics(pretrained):
     folder, _ = pretrained
     metrics = json.loads((folder / "metrics.json").read_text())
-    # the data README: 109 unlabelled reviews also occur in the test split (24,801 distinct texts after normalising)
     decontamination = metrics["data"]["decontamination"]
-    assert (decontamination["train_texts_dropped"], decontamination["excluded_texts"]) == (109, 24801)
+    assert (decontamination["train_texts_dropped"], decontamination["excluded_texts"]) == (1, 1)
     assert metrics["train"]["steps"] == 12 and metrics["train"]["tokens_per_s"] > 0
     assert 0 <= metrics["validation"]["accuracy"] <= 1 and metrics["validation"]["masked_tokens"] > 100
     log = json.loads((folder / "log_history.json").read_text())
@@ -170,14 +186,31 @@ def test_init_from_copies_the_encoder_exactly(pretrained):
     assert model.config.hidden_dropout_prob == 0.3
 
 
-CLASSIFY = ["train", "--train", str(IMDB), "--where", "train:split=train", "--label-field", "rating",
-            "--binary-threshold", "7", "--max-train-examples", "64", "--max-eval-examples", "16", "--epochs", "1",
-            "--max-length", "48", "--no-progress"]  # fmt: skip
+@pytest.fixture(scope="module")
+def reviews_csv(tmp_path_factory):
+    """100 real IMDB training reviews (both labels) as a CSV with a header, the way a user brings their data."""
+    import csv
+
+    from fastformer.data import read_examples
+
+    examples = read_examples(IMDB, label_field="rating", where={"split": "train"})
+    chosen = [e for e in examples if int(e.label) >= 7][:50] + [e for e in examples if int(e.label) <= 4][:50]
+    path = tmp_path_factory.mktemp("reviews") / "reviews.csv"
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["review", "sentiment"])
+        writer.writerows([e.text, "pos" if int(e.label) >= 7 else "neg"] for e in chosen)
+    return path
 
 
-def test_fine_tuning_from_the_folder_records_its_origin(pretrained, tmp_path):
+def classify(data):
+    return ["train", "--train", str(data), "--max-eval-examples", "16", "--epochs", "1", "--max-length", "48",
+            "--no-progress"]  # fmt: skip
+
+
+def test_fine_tuning_from_the_folder_records_its_origin(pretrained, reviews_csv, tmp_path):
     folder, _ = pretrained
-    assert main([*CLASSIFY, "--init-from", str(folder), "--output-dir", str(tmp_path / "ft")]) == 0
+    assert main([*classify(reviews_csv), "--init-from", str(folder), "--output-dir", str(tmp_path / "ft")]) == 0
     metrics = json.loads((tmp_path / "ft" / "metrics.json").read_text())
     assert metrics["init_from"]["folder"] == str(folder)
     assert metrics["init_from"]["architectures"] == ["FastformerForMaskedLM"]
@@ -195,7 +228,8 @@ def test_fine_tuning_from_the_folder_records_its_origin(pretrained, tmp_path):
         (["--tokenizer", "OTHER"], r"--tokenizer .*: its vocabulary \(\d+ tokens\) differs"),
     ],
 )
-def test_init_from_refuses_each_mismatch_in_one_line_and_writes_nothing(pretrained, tmp_path, extra, message):
+def test_init_from_refuses_each_mismatch_in_one_line_and_writes_nothing(pretrained, reviews_csv, tmp_path, extra,
+                                                                        message):  # fmt: skip
     folder, _ = pretrained
     if "OTHER" in extra:
         other = tmp_path / "other-tokenizer"
@@ -203,7 +237,7 @@ def test_init_from_refuses_each_mismatch_in_one_line_and_writes_nothing(pretrain
         extra = ["--tokenizer", str(other)]
     out = tmp_path / "refused"
     with pytest.raises(SystemExit) as refused:
-        main([*CLASSIFY, "--init-from", str(folder), *extra, "--output-dir", str(out)])
+        main([*classify(reviews_csv), "--init-from", str(folder), *extra, "--output-dir", str(out)])
     assert len(str(refused.value).splitlines()) == 1
     assert __import__("re").search(message, str(refused.value)), str(refused.value)
     assert not out.exists() or not any(out.iterdir())
