@@ -1,0 +1,47 @@
+"""Commit a pretraining run's curve: its log_history (training loss, held-out masked-LM loss and accuracy per
+evaluation) with the real tokens one optimisation step sees, so that benchmarks/summarize_pretraining.py can put
+pretraining tokens beside each fine-tuning probe.
+
+    python benchmarks/save_pretraining_log.py runs/pretrain-imdb-mlm \
+        benchmarks/results/pretraining/pretrain-imdb-mlm-log.json
+
+The log comes from the run's log_history.json when it has finished, else from its newest checkpoint's
+trainer_state.json (a run still going); tokens per step are the training pieces' real tokens over the steps of one
+epoch, rebuilt from the run's own settings and tokenizer (the run's metrics.json gives them too once it has finished).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+
+def main() -> None:
+    run, out = Path(sys.argv[1]), Path(sys.argv[2])
+    if (run / "log_history.json").is_file():
+        log = json.loads((run / "log_history.json").read_text())
+    else:
+        states = sorted((run / "checkpoints").glob("checkpoint-*/trainer_state.json"),
+                        key=lambda p: int(p.parent.name.rsplit("-", 1)[1]))  # fmt: skip
+        log = json.loads(states[-1].read_text())["log_history"]
+    from transformers import AutoTokenizer
+
+    from fastformer.tasks.configs import PretrainingConfig
+    from fastformer.tasks.pretraining import TextPieces, load_texts
+
+    cfg = PretrainingConfig(**json.loads((run / "run_config.json").read_text()))
+    texts = load_texts(cfg, {})
+    pieces = TextPieces(texts["train"], AutoTokenizer.from_pretrained(str(run / "tokenizer")), cfg.block_size,
+                        cfg.min_block_tokens)  # fmt: skip
+    steps_per_epoch = math.ceil(len(pieces) / cfg.batch_size)
+    payload = dict(run=str(run), settings=cfg.as_dict(), train_tokens=pieces.num_tokens(), train_sequences=len(pieces),
+                   tokens_per_step=round(pieces.num_tokens() / steps_per_epoch, 1), log_history=log)  # fmt: skip
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, indent=1))
+    print(f"{len(log)} log entries, {payload['tokens_per_step']} tokens a step -> {out}")
+
+
+if __name__ == "__main__":
+    main()
