@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-HELP = "time and memory of Fastformer vs softmax attention at growing lengths (the default main job)"
+HELP = "time and memory of Fastformer vs softmax attention at growing lengths "
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

