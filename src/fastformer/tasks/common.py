@@ -48,6 +48,19 @@ def training_arguments(cfg: Any, **task_fields):
     )
 
 
+def evaluations_by_steps(cfg: Any, train_examples: int) -> dict[str, Any]:
+    """TrainingArguments fields of a run evaluated and saved `cfg.evaluations` times, evenly over its steps
+    (`cfg.max_steps`, else `cfg.epochs` of `train_examples` in batches of `cfg.batch_size`), the checkpoint with the
+    lowest validation loss kept: the language models' schedule."""
+    import math
+
+    steps_per_epoch = math.ceil(train_examples / cfg.batch_size)
+    total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(cfg.epochs * steps_per_epoch)
+    every = max(1, math.ceil(total_steps / max(1, cfg.evaluations)))
+    return dict(max_steps=cfg.max_steps, eval_strategy="steps", eval_steps=every, save_strategy="steps",
+                save_steps=every, metric_for_best_model="loss", greater_is_better=False)  # fmt: skip
+
+
 def hold_out(items: list, fraction: float, seed: int) -> tuple[list, list]:
     """(held out, rest): a seeded random `fraction` of `items` (at least one), for a validation split."""
     order = _permutation(len(items), seed)

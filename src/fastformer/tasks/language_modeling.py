@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from fastformer.tasks.common import hold_out
+from fastformer.tasks.common import evaluations_by_steps, hold_out
 from fastformer.tasks.configs import LanguageModelingConfig
 from fastformer.tasks.run import Prepared, Task, run_task
 
@@ -145,23 +145,12 @@ class LanguageModelingTask(Task):
         train_set = TokenBlocks(documents["train"], tokenizer, cfg.block_size, separator)
         eval_set = TokenBlocks(documents["validation"], tokenizer, cfg.block_size, separator)
         model = build_model(cfg, len(tokenizer), tokenizer.pad_token_id, separator)
-        steps_per_epoch = math.ceil(len(train_set) / cfg.batch_size)
-        total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(cfg.epochs * steps_per_epoch)
-        every = max(1, math.ceil(total_steps / max(1, cfg.evaluations)))
         return Prepared(
             model=model,
             train_dataset=train_set,
             eval_dataset=eval_set,
             data_collator=default_data_collator,
-            arguments=dict(
-                max_steps=cfg.max_steps,
-                eval_strategy="steps",
-                eval_steps=every,
-                save_strategy="steps",
-                save_steps=every,
-                metric_for_best_model="loss",
-                greater_is_better=False,
-            ),
+            arguments=evaluations_by_steps(cfg, len(train_set)),
             train_counts=dict(documents=len(documents["train"]), blocks=len(train_set)),
             tokens_per_epoch=train_set.num_tokens(),
             plot={"validation loss": "eval_loss"},

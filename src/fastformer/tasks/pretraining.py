@@ -11,7 +11,6 @@ classifier's inputs.
 
 from __future__ import annotations
 
-import math
 import re
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 import torch
 
-from fastformer.tasks.common import hold_out
+from fastformer.tasks.common import evaluations_by_steps, hold_out
 from fastformer.tasks.configs import PretrainingConfig
 from fastformer.tasks.run import Prepared, Task, run_task
 
@@ -276,25 +275,12 @@ class PretrainingTask(Task):
         collator = MaskingCollator(tokenizer, cfg.mlm_probability, cfg.whole_word_mask, seed=cfg.seed)
         fixed = MaskingCollator(tokenizer, cfg.mlm_probability, cfg.whole_word_mask, seed=EVALUATION_MASK_SEED)
         eval_set = MaskedPieces(pieces, fixed)
-        model = build_model(cfg, tokenizer)
-        steps_per_epoch = math.ceil(len(train_set) / cfg.batch_size)
-        total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(cfg.epochs * steps_per_epoch)
-        every = max(1, math.ceil(total_steps / cfg.evaluations))
         return Prepared(
-            model=model,
+            model=build_model(cfg, tokenizer),
             train_dataset=train_set,
             eval_dataset=eval_set,
             data_collator=collator,
-            arguments=dict(
-                max_steps=cfg.max_steps,
-                eval_strategy="steps",
-                eval_steps=every,
-                save_strategy="steps",
-                save_steps=every,
-                metric_for_best_model="loss",
-                greater_is_better=False,
-                train_sampling_strategy="group_by_length",
-            ),
+            arguments=dict(**evaluations_by_steps(cfg, len(train_set)), train_sampling_strategy="group_by_length"),
             train_counts=dict(texts=len(texts["train"]), sequences=len(train_set), tokens=train_set.num_tokens()),
             tokens_per_epoch=train_set.num_tokens(),
             metrics=dict(objective=cfg.objective, vocabulary=len(tokenizer)),
