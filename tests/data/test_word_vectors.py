@@ -88,3 +88,32 @@ def test_embedding_matrix_copies_known_rows_and_zeroes_padding(tmp_path):
     assert matrix[4].abs().sum() > 0  # an unknown word: drawn at the vectors' scale
     again, _ = embedding_matrix(["[PAD]", "[UNK]", "cat", "dog", "emu"], vectors, pad_index=0)
     assert matrix.equal(again)  # seeded
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("# a comment line\nthe 0.1 0.2 0.3\n", r"v.txt:1: field 'vector': expected a word followed by numbers"),
+        ("the 0.1 0.2\ncat 0.3 0.4 0.5\n", r"v.txt:2: field 'vector': expected 2 numbers, found 3"),
+        ("the 0.1 0.2\ncat nan 0.5\n", r"v.txt:2: field 'vector': the vector of 'cat' holds nan or inf"),
+        ("3 50\n", "no vectors"),
+    ],
+)
+def test_malformed_vector_files_are_refused_at_their_line(tmp_path, text, message):
+    (tmp_path / "v.txt").write_text(text)
+    with pytest.raises(DataError, match=message):
+        load_word_vectors(str(tmp_path / "v.txt"), None)
+
+
+def test_vectors_that_cover_no_vocabulary_word_are_an_error(tmp_path):
+    from fastformer.data.tokenizer import train_tokenizer
+    from fastformer.models.fastformer import FastformerConfig, FastformerModel
+    from fastformer.tasks.inputs import initialise_embeddings
+
+    (tmp_path / "v.txt").write_text("zzzqx 0.1 0.2\nqqqzx 0.3 0.4\n")
+    tokenizer = train_tokenizer(["a film about a film"] * 3, vocab_size=40)
+    model = FastformerModel(FastformerConfig(vocab_size=len(tokenizer), hidden_size=8, num_attention_heads=2,
+                                             intermediate_size=8))  # fmt: skip
+    vectors = load_word_vectors(str(tmp_path / "v.txt"), None)
+    with pytest.raises(ValueError, match="none of the .* vocabulary words has a vector"):
+        initialise_embeddings(model, tokenizer, vectors, freeze=False, seed=0)

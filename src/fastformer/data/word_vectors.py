@@ -112,6 +112,14 @@ def _pick(numbered_words: Iterable[tuple[int, str]], wanted: set[str] | None) ->
     return chosen
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _load_text(path: Path, wanted: set[str] | None) -> WordVectors:
     """GloVe / word2vec / fastText text format, one pass; rows of a wrong width are an error at their line."""
     dim = None
@@ -130,11 +138,13 @@ def _load_text(path: Path, wanted: set[str] | None) -> WordVectors:
                     continue
             # the vector is the last `dim` fields; a word may hold spaces (glove.840B has a few such entries)
             parts = line.rstrip().split(" ")
-            if dim is None:
+            if dim is None:  # the first row sets the width: its numbers after one word (a comment line has none)
                 dim = len(parts) - 1
-                if dim < 1:
-                    raise DataError(path, number, "vector", "expected a word followed by numbers")
+                if dim < 1 or not all(_is_number(p) for p in parts[1:]):
+                    raise DataError(path, number, "vector", f"expected a word followed by numbers: {line[:60]!r}")
             if len(parts) < dim + 1:
+                raise DataError(path, number, "vector", f"expected {dim} numbers, found {len(parts) - 1}")
+            if len(parts) > dim + 1 and _is_number(parts[len(parts) - dim - 1]):  # a number too many, not a word
                 raise DataError(path, number, "vector", f"expected {dim} numbers, found {len(parts) - 1}")
             word = " ".join(parts[: len(parts) - dim])
             result.file_words += 1
@@ -142,11 +152,16 @@ def _load_text(path: Path, wanted: set[str] | None) -> WordVectors:
             if (wanted is not None and key not in wanted) or not _takes(word, key, result.vectors, exact):
                 continue
             try:
-                result.vectors[key] = np.asarray(parts[len(parts) - dim :], dtype=np.float32)
+                vector = np.asarray(parts[len(parts) - dim :], dtype=np.float32)
             except ValueError:
                 raise DataError(path, number, "vector", f"not a number in the vector of {word!r}") from None
+            if not np.isfinite(vector).all():
+                raise DataError(path, number, "vector", f"the vector of {word!r} holds nan or inf")
+            result.vectors[key] = vector
     if dim is None:
         raise DataError(path, None, None, "the file is empty")
+    if result.file_words == 0:
+        raise DataError(path, None, None, "no vectors (a header line only)")
     result.dim = dim
     return result
 
