@@ -89,3 +89,31 @@ def test_outputs_that_would_destroy_an_input_a_model_or_a_file_are_refused(tmp_p
     assert mine.read_text() == "keep"
     assert main(["predict", str(model), "hi", "--output", str(mine), "--overwrite", "--no-progress"]) == 0
     assert json.loads(mine.read_text())["argument"] == 1
+
+
+def test_a_damaged_folder_is_one_line_naming_the_file(tmp_path):
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    from tests.helpers import TINY_CLASSIFIER
+
+    model = tmp_path / "model"
+    assert main(["train", "--output-dir", str(model), *TINY_CLASSIFIER]) == 0
+    good = {name: (model / name).read_bytes() for name in ("model.safetensors", "config.json")}
+    damages = [
+        ("model.safetensors", good["model.safetensors"][:1000], "model.safetensors: damaged"),
+        ("config.json", b"{bad", "config.json: damaged, not valid JSON"),
+    ]
+    for name, content, message in damages:
+        (model / name).write_bytes(content)
+        for argv in (["predict", str(model), "hi"], ["evaluate", str(model), "--data", str(model / "x.csv")]):
+            with pytest.raises(SystemExit, match=message):
+                main(argv)
+        (model / name).write_bytes(good[name])
+    tensors = load_file(model / "model.safetensors")  # a renamed tensor: refused, not drawn at random
+    tensors["renamed.weight"] = tensors.pop("classifier.weight")
+    save_file(tensors, model / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(SystemExit, match="lacks tensors classifier.weight"):
+        main(["predict", str(model), "hi"])
+    shutil.rmtree(model)

@@ -291,7 +291,12 @@ def load_model(model_dir: str | Path):
 
     import fastformer.models  # noqa: F401  (registers the Auto classes)
 
-    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir)).eval()
+    model, info = AutoModelForSequenceClassification.from_pretrained(str(model_dir), output_loading_info=True)
+    missing = info.get("missing_keys") or []
+    if missing:  # a renamed or lost tensor would be drawn at random and predict with it
+        raise ValueError(f"{model_dir}/model.safetensors: lacks tensors {', '.join(sorted(missing)[:5])}"
+                         f"{' ...' if len(missing) > 5 else ''}; the folder is damaged")  # fmt: skip
+    model.eval()
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     id2label = model.config.id2label
     return model, tokenizer, LabelMap([id2label[i] for i in range(len(id2label))])

@@ -57,6 +57,28 @@ class NotARunFolder(ValueError):
     pass
 
 
+def check_model_files(folder: Path) -> None:
+    """A damaged folder is one line naming the file, before anything loads it: config.json that is not JSON, a
+    model.safetensors whose header cannot be read (truncated, garbage)."""
+    config = folder / "config.json"
+    if config.is_file():
+        try:
+            json.loads(config.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise NotARunFolder(f"{config}: damaged, not valid JSON ({error})") from None
+    weights = folder / "model.safetensors"
+    if weights.is_file():
+        from safetensors import safe_open
+
+        try:
+            with safe_open(str(weights), framework="pt") as f:
+                f.keys()
+        except Exception as error:  # SafetensorError and OSError: a damaged file, whatever the damage
+            raise NotARunFolder(f"{weights}: damaged ({str(error).splitlines()[0]})") from None
+    elif config.is_file() and not (folder / "model.safetensors.index.json").is_file():
+        raise NotARunFolder(f"{folder}: config.json but no model.safetensors (the weights are missing)")
+
+
 def task_of_folder(path: str | Path) -> tuple[str, str | None]:
     """(task name, architecture or None) of a folder written by `fastformer train`: what its manifest or marker says,
     else (folders of earlier versions) its config.json's architectures or a TF-IDF model."""
@@ -76,6 +98,7 @@ def task_of_folder(path: str | Path) -> tuple[str, str | None]:
         task = folder_task(folder)
     except RunFolderError as error:  # an unfinished run
         raise NotARunFolder(str(error)) from None
+    check_model_files(folder)
     if task in TASKS:
         return task, architecture
     if (folder / "tfidf.json").is_file() or (folder / "model.joblib").is_file():
