@@ -207,6 +207,11 @@ def _check_range(name: str, value: float, meta: dict) -> None:
         raise SettingError(name, f"must be < {meta['below']}, got {value}")
 
 
+def check_path(name: str, path: str, kind: str) -> None:
+    """A path setting's check for settings that hold several (a list): as `check()` does for one."""
+    _check_path(name, path, kind)
+
+
 def _check_path(name: str, path: str, kind: str) -> None:
     target = Path(path)
     if kind == "folder" and not target.is_dir():

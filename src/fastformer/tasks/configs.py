@@ -256,10 +256,10 @@ class PretrainingConfig(TokenizerSettings):
         super().check()
         if self.train is None:
             raise SettingError("train", "pretraining needs files of texts (JSON Lines, CSV/TSV or text)")
-        from fastformer.tasks.config import _check_path
+        from fastformer.tasks.config import check_path
 
         for path in self.exclude:
-            _check_path("exclude", path, "file")
+            check_path("exclude", path, "file")
 
 
 @dataclass
