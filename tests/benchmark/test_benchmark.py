@@ -75,7 +75,7 @@ def test_targets_are_evaluated_from_cells():
 
 @pytest.mark.slow
 def test_bench_command_writes_json_csv_png(tmp_path, capsys):
-    assert main(["bench", "--variants", "fastformer-official", "projections-only", "--lengths", "64", "128",
+    assert main(["bench", "--variants", "fastformer-official", "--lengths", "64", "128",
                  "--tokens", "256", "--hidden-size", "32", "--heads", "4", "--repeats", "1",
                  "--out", str(tmp_path)]) == 0  # fmt: skip
     out = capsys.readouterr().out
