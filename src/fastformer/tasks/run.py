@@ -205,7 +205,9 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         runtime = result.metrics.get("train_runtime") or 0.0
         eval_seconds = sum(h.get("eval_runtime", 0.0) for h in state.log_history if h.get("step", 0) > first_step)
         train_seconds = runtime - eval_seconds
-        epochs_here = (state.global_step - first_step) / max(state.max_steps, 1) * state.num_train_epochs
+        # epochs this process trained: its steps at the run's epochs per step (state.num_train_epochs is rounded up to a
+        # whole epoch when --max-steps stops a run inside one, and would count tokens never seen)
+        epochs_here = (state.global_step - first_step) * float(state.epoch or 0.0) / max(state.global_step, 1)
         tokens = prepared.tokens_per_epoch
         metrics = dict(
             architecture=cfg.architecture,
