@@ -251,7 +251,11 @@ class ClassificationTask(Task):
                 inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings),
                 **({"init_from": origin} if origin else {}),
             ),
-            plot={"validation macro-F1": "eval_macro_f1", "validation accuracy": "eval_accuracy"},
+            plot={
+                "validation loss": "eval_loss",
+                "validation macro-F1": "eval_macro_f1",
+                "validation accuracy": "eval_accuracy",
+            },  # fmt: skip
             trainer_kwargs=dict(compute_metrics=compute_metrics),
         )
 

@@ -240,7 +240,9 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         tokenizer.save_pretrained(out)
         (out / "log_history.json").write_text(json.dumps(state.log_history, indent=1))
         if prepared.plot is not None:
-            plot_training(state.log_history, out / "training.png", prepared.plot)
+            kept = checkpoint_step(state.best_model_checkpoint) if state.best_model_checkpoint else None
+            title = f"{task.name}: {cfg.architecture if hasattr(cfg, 'architecture') else ''} -> {cfg.output_dir}"
+            plot_training(state.log_history, out / "training.png", prepared.plot, title=title, kept_step=kept)
         _finish(folder, out, cfg, metrics)
         return metrics
 
