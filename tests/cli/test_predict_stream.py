@@ -117,3 +117,17 @@ def test_a_damaged_folder_is_one_line_naming_the_file(tmp_path):
     with pytest.raises(SystemExit, match="lacks tensors classifier.weight"):
         main(["predict", str(model), "hi"])
     shutil.rmtree(model)
+
+
+def test_convert_mindrec_never_replaces_existing_files_unasked(tmp_path):
+    from tests.helpers import SHARED
+
+    source = SHARED / "data" / "mind" / "mindrec20_test.json.gz"
+    out = tmp_path / "mind"
+    out.mkdir()
+    (out / "news.tsv").write_text("mine")
+    with pytest.raises(SystemExit, match="news.tsv: exists; pass --overwrite"):
+        main(["convert-mindrec", str(source), str(out)])
+    assert (out / "news.tsv").read_text() == "mine" and not (out / "behaviors.tsv").exists()
+    assert main(["convert-mindrec", str(source), str(out), "--overwrite"]) == 0
+    assert (out / "news.tsv").read_text() != "mine"

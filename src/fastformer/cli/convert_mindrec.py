@@ -15,12 +15,23 @@ HELP = "convert MINDRec JSON to MIND's news.tsv / behaviors.tsv"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("json_file", help="a MINDRec JSON list (.json or .json.gz)")
     parser.add_argument("output_dir", help="folder to write news.tsv and behaviors.tsv into")
+    parser.add_argument("--overwrite", action="store_true", help="replace news.tsv / behaviors.tsv already there")
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from fastformer.cli.outputs import OutputRefused, check_output
     from fastformer.data import DataError
     from fastformer.data.mind import convert_mindrec
 
+    folder = Path(args.output_dir)
+    try:
+        if folder.is_dir():  # a new folder is made by the conversion; an existing one keeps what is not ours to replace
+            for name in ("news.tsv", "behaviors.tsv"):
+                check_output(folder / name, flag="output_dir", inputs=(args.json_file,), overwrite=args.overwrite)
+    except OutputRefused as error:
+        raise SystemExit(f"fastformer convert-mindrec: {error}") from None
     try:
         counts = convert_mindrec(args.json_file, args.output_dir)
     except (DataError, FileNotFoundError) as error:
