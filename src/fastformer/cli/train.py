@@ -80,6 +80,11 @@ def run_training(task: str, cfg) -> int:
     return 0
 
 
+# FastformerConfig fields that count something: 0 or less is a user error, said before any data is read
+POSITIVE_FIELDS = {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                   "max_position_embeddings", "vocab_size", "embedding_size", "decoder_layers"}  # fmt: skip
+
+
 def check_model_overrides(cfg) -> None:
     """--model FIELD=VALUE must name a FastformerConfig field and give a value of its type."""
     if not getattr(cfg, "model", None):
@@ -105,6 +110,17 @@ def check_model_overrides(cfg) -> None:
             fits = isinstance(value, type(default))
         if not fits:
             raise ValueError(f"--model {key}={value!r}: expected {type(default).__name__}, like {default!r}")
+        if key in POSITIVE_FIELDS and isinstance(value, int) and value < 1:
+            raise ValueError(f"--model {key}={value}: must be >= 1")
+        if key.endswith("dropout_prob") and isinstance(value, (int, float)) and not 0 <= value < 1:
+            raise ValueError(f"--model {key}={value}: a dropout probability is in [0, 1)")
+    from fastformer.presets import PRESETS
+
+    preset = PRESETS.get(getattr(cfg, "preset", "paper"), {})
+    hidden = cfg.model.get("hidden_size", preset.get("hidden_size"))
+    heads = cfg.model.get("num_attention_heads", preset.get("num_attention_heads"))
+    if isinstance(hidden, int) and isinstance(heads, int) and hidden % heads:
+        raise ValueError(f"--model hidden_size={hidden} is not a multiple of num_attention_heads={heads}")
 
 
 def _distance(a: str, b: str) -> int:
