@@ -131,3 +131,19 @@ def test_convert_mindrec_never_replaces_existing_files_unasked(tmp_path):
     assert (out / "news.tsv").read_text() == "mine" and not (out / "behaviors.tsv").exists()
     assert main(["convert-mindrec", str(source), str(out), "--overwrite"]) == 0
     assert (out / "news.tsv").read_text() != "mine"
+
+
+def test_evaluate_reuses_the_runs_own_fields_and_threshold(tmp_path):
+    rows = [
+        {"body": f"a {word} film {i}", "stars": stars} for i in range(40) for word, stars in (("fine", 9), ("dull", 2))
+    ]
+    data = tmp_path / "reviews.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    small = ["--epochs", "1", "--vocab-size", "100", "--max-length", "16", "--model", "hidden_size=16",
+             "--model", "num_attention_heads=2", "--model", "intermediate_size=16", "--no-progress"]  # fmt: skip
+    model = tmp_path / "model"
+    assert main(["train", "--train", str(data), "--text-field", "body", "--label-field", "stars",
+                 "--binary-threshold", "7", "--output-dir", str(model), *small]) == 0  # fmt: skip
+    out = tmp_path / "metrics.json"
+    assert main(["evaluate", str(model), "--data", str(data), "--output", str(out)]) == 0  # no fields given
+    assert json.loads(out.read_text())["examples"] == 80

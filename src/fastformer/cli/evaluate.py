@@ -23,15 +23,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--data", required=True,
         help="labelled file (same formats as training); lm: documents; news: a MIND folder or behaviors.tsv",
     )  # fmt: skip
-    parser.add_argument("--text-field")
-    parser.add_argument("--label-field")
+    parser.add_argument("--text-field", help="default: the run's own (run_config.json)")
+    parser.add_argument("--label-field", help="default: the run's own (run_config.json)")
     parser.add_argument("--source-field", help="summarize: document column / key")
     parser.add_argument("--target-field", help="summarize: summary column / key")
     parser.add_argument("--max-examples", type=int, help="only the first N examples / pairs / documents")
     parser.add_argument("--num-beams", type=int, help="summarize: beam size (default: the run's)")
     parser.add_argument("--format")
     parser.add_argument("--where", action="append", default=[], metavar="KEY=VALUE", help="JSON Lines filter")
-    parser.add_argument("--binary-threshold", type=float)
+    parser.add_argument("--binary-threshold", type=float, help="default: the run's own (run_config.json)")
     parser.add_argument("--max-length", type=int, help="default: the model's max_position_embeddings")
     parser.add_argument("--output", help="metrics JSON path (default: MODEL_DIR/evaluations/<data name>/metrics.json)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output (and its companion)")
@@ -114,15 +114,28 @@ def run_lm(args, out: Path) -> dict:
     return dict(**metrics, documents=len(documents), block_size=block, seconds=round(time.perf_counter() - start, 2))
 
 
+def run_settings(model_dir) -> dict:
+    """The settings a run was trained with (run_config.json), or {} for a folder without them."""
+    path = Path(model_dir) / "run_config.json"
+    try:
+        return json.loads(path.read_text()) if path.is_file() else {}
+    except json.JSONDecodeError:
+        return {}
+
+
 def run_classification(args, out: Path, architecture: str | None) -> dict:
     from fastformer.data import read_examples
     from fastformer.tasks.classification import BASELINES, baseline_module, evaluate_split, load_model, relabel_binary
     from fastformer.tasks.common import write_jsonl
 
+    run = run_settings(args.model_dir)  # the run's own columns and label mapping, unless given
+    text_field = args.text_field if args.text_field is not None else run.get("text_field")
+    label_field = args.label_field if args.label_field is not None else run.get("label_field")
+    threshold = args.binary_threshold if args.binary_threshold is not None else run.get("binary_threshold")
     examples = read_examples(
-        args.data, text_field=args.text_field, label_field=args.label_field, format=args.format, where=_where(args)
+        args.data, text_field=text_field, label_field=label_field, format=args.format, where=_where(args)
     )
-    examples = relabel_binary(examples[: args.max_examples] if args.max_examples else examples, args.binary_threshold)
+    examples = relabel_binary(examples[: args.max_examples] if args.max_examples else examples, threshold)
     if architecture in BASELINES:
         metrics, rows = baseline_module(architecture).evaluate(args.model_dir, examples)
     else:
