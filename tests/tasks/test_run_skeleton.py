@@ -57,7 +57,7 @@ USER_ERRORS = [
     (["train", "--model", "hidden_size=wide"], "--model hidden_size='wide': expected int"),
     (["train", "--model", "dropout"], "--model dropout: not a FastformerConfig field"),
     (["train", "--model", "hidden_size=-3"], "--model hidden_size=-3: must be >= 1"),
-    (["train", "--model", "hidden_size=100"], "--model hidden_size=100 is not a multiple of num_attention_heads=16"),
+    (["train", "--model", "hidden_size=66"], "--model hidden_size=66 is not a multiple of num_attention_heads=4"),
     (["train", "--model", "hidden_dropout_prob=1.5"], "a dropout probability is in [0, 1)"),
     (["train", "--block-size", "64"], "unrecognized arguments: --block-size 64"),
     (["train", "bogus"], "unknown task 'bogus'; choose from classification, lm, pretrain, news, summarize"),
