@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from fastformer.tasks.common import evaluations_by_steps, hold_out
+from fastformer.tasks.common import evaluations_by_steps, hold_out, limit_splits
 from fastformer.tasks.configs import LanguageModelingConfig
 from fastformer.tasks.run import Prepared, Task, run_task
 
@@ -45,11 +45,7 @@ def load_documents(cfg: LanguageModelingConfig) -> dict[str, list[str]]:
         validation = list(read_texts(cfg.validation, where=cfg.validation_where, **read))
     else:
         validation, train = hold_out(train, cfg.validation_fraction, cfg.seed)
-    if cfg.max_train_texts:
-        train = train[: cfg.max_train_texts]
-    if cfg.max_eval_texts:
-        validation = validation[: cfg.max_eval_texts]
-    return dict(train=train, validation=validation)
+    return limit_splits(dict(train=train, validation=validation), cfg.max_train_texts, cfg.max_eval_texts)
 
 
 class TokenBlocks(torch.utils.data.Dataset):

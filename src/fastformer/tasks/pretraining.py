@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from fastformer.tasks.common import evaluations_by_steps, hold_out
+from fastformer.tasks.common import evaluations_by_steps, hold_out, limit_splits
 from fastformer.tasks.configs import PretrainingConfig
 from fastformer.tasks.run import Prepared, Task, run_task
 
@@ -69,10 +69,8 @@ def load_texts(cfg: PretrainingConfig, report: dict[str, Any]) -> dict[str, list
         )
     else:
         validation, train = hold_out(train, cfg.validation_fraction, cfg.seed)
-    if cfg.max_train_texts:
-        train = train[: cfg.max_train_texts]
-    if cfg.max_eval_texts:
-        validation = validation[: cfg.max_eval_texts]
+    texts = limit_splits(dict(train=train, validation=validation), cfg.max_train_texts, cfg.max_eval_texts)
+    train, validation = texts["train"], texts["validation"]
     report["texts_read"] = read
     report["decontamination"] = dict(
         exclude_files=list(cfg.exclude),
@@ -212,9 +210,6 @@ class MaskedPieces(torch.utils.data.Dataset):
 
     def __getitem__(self, i: int) -> dict[str, list[int]]:
         return self.items[i]
-
-    def masked_positions(self) -> int:
-        return sum(sum(1 for t in item["labels"] if t != -100) for item in self.items)
 
 
 def build_model(cfg: PretrainingConfig, tokenizer):

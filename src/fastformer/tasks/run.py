@@ -168,7 +168,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         report: dict[str, Any] = {}
         splits = task.load_data(cfg, report)
         # every check that can refuse runs before the first byte is written or deleted (begin)
-        resume_from = folder.resume_checkpoint() if cfg.resume and main else None
+        resume_from = folder.resume_checkpoint() if cfg.resume else None
         if main:
             folder.begin()
         out = folder.staging if main else Path(cfg.output_dir)
@@ -194,8 +194,6 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             processing_class=tokenizer,
             **kwargs,
         )
-        if cfg.resume and not main:
-            resume_from = folder.resume_checkpoint()
         first_step = checkpoint_step(resume_from) if resume_from else 0
         start = time.perf_counter()
         result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
