@@ -31,6 +31,7 @@ _EXPORTS = {
     "FastformerForConditionalGeneration": "fastformer.models.fastformer",
     "FastformerForMaskedLM": "fastformer.models.fastformer",
     "FastformerForNewsRecommendation": "fastformer.models.fastformer",
+    "FastformerForReplacedTokenDetection": "fastformer.models.fastformer",
     "FastformerForSequenceClassification": "fastformer.models.fastformer",
     "FastformerModel": "fastformer.models.fastformer",
     # what a model read: per-word additive-attention weights, HTML pages and pictures

@@ -176,6 +176,33 @@ def test_a_killed_pretraining_run_resumes_to_the_same_model(pretrained, tmp_path
         assert torch.equal(AutoModelForMaskedLM.from_pretrained(cut).state_dict()[name], tensor), name
 
 
+def test_electra_masks_only_with_mask_draws_noise_and_resumes_to_the_same_model(pretrained, tokenizer, reviews,
+                                                                                  tmp_path):  # fmt: skip
+    pieces = TextPieces(reviews[:40], tokenizer, block_size=96, min_tokens=4)
+    batch = MaskingCollator(tokenizer, 0.15, False, seed=3, replacement_noise=True)([pieces[i] for i in range(16)])
+    chosen = batch["labels"] != -100
+    assert chosen.sum() > 100 and batch["input_ids"][chosen].eq(tokenizer.mask_token_id).all()  # no 10/10 for ELECTRA
+    assert batch["replacement_noise"].shape == batch["input_ids"].shape
+    _, args = pretrained
+    args = [*args, "--objective", "electra"]
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    assert main([*args, "--output-dir", str(whole)]) == 0
+    metrics = json.loads((whole / "metrics.json").read_text())
+    assert metrics["objective"] == "electra" and 0.8 < metrics["validation"]["accuracy"] <= 1
+    assert 0.1 < metrics["validation"]["replaced_share"] < 0.2  # ~15 % chosen, nearly all replaced at the start
+    log = json.loads((whole / "log_history.json").read_text())
+    assert [h["step"] for h in log if "eval_accuracy" in h] == [6, 12]
+    shutil.copytree(whole / "tokenizer", cut / "tokenizer")
+    shutil.copy(whole / ".fastformer-run", cut / ".fastformer-run")
+    shutil.copytree(whole / "checkpoints" / "checkpoint-6", cut / "checkpoints" / "checkpoint-6")
+    assert main([*args, "--output-dir", str(cut), "--resume"]) == 0
+    from transformers import AutoModelForPreTraining
+
+    resumed = AutoModelForPreTraining.from_pretrained(cut).state_dict()
+    for name, tensor in AutoModelForPreTraining.from_pretrained(whole).state_dict().items():
+        assert torch.equal(resumed[name], tensor), name
+
+
 def test_init_from_copies_the_encoder_exactly(pretrained):
     folder, _ = pretrained
     from transformers import AutoTokenizer

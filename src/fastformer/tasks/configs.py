@@ -230,7 +230,14 @@ class PretrainingConfig(TokenizerSettings):
         256, "tokens per sequence (and the model's positions): a longer text is cut into several", minimum=8
     )
     min_block_tokens: int = setting(16, "drop a text's last piece when it is shorter than this", minimum=1)
-    objective: str = setting("mlm", "pretraining objective: mlm (masked-token prediction)", choices=("mlm",))
+    objective: str = setting(
+        "mlm",
+        "pretraining objective: mlm (masked-token prediction) or electra (replaced-token detection: a small generator "
+        "fills the masked tokens, the encoder tells them from the originals at every token)",
+        choices=("mlm", "electra"),
+    )
+    generator_layers: int = setting(1, "electra: layers of the generator (same width, shared embeddings)", minimum=1)
+    discriminator_weight: float = setting(50.0, "electra: weight of the discriminator's loss (ELECTRA's 50)", above=0)
     mlm_probability: float = setting(0.15, "share of tokens (or words) chosen for prediction", above=0, below=1)
     whole_word_mask: bool = setting(
         False, "choose whole words (all their WordPiece pieces) instead of single pieces; chosen words become [MASK]"

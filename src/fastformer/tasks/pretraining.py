@@ -1,7 +1,10 @@
 """Self-supervised pretraining end to end: read unlabelled texts (dropping every text that occurs in the evaluation
-files named by `exclude`), train a tokenizer, train a `FastformerForMaskedLM` by dynamic masking with the Hugging Face
-Trainer, report held-out masked-LM loss and accuracy, save a folder that `--init-from` and `from_pretrained` of any
-`fastformer` head start from.
+files named by `exclude`), train a tokenizer, train the encoder by dynamic masking with the Hugging Face Trainer, report
+held-out scores, save a folder that `--init-from` and `from_pretrained` of any `fastformer` head start from.
+
+Objectives: `mlm` trains a `FastformerForMaskedLM` (15 % chosen, 80/10/10; held-out masked-LM loss and accuracy);
+`electra` trains a `FastformerForReplacedTokenDetection` (the chosen tokens all become [MASK] for a small generator,
+whose samples the discriminator tells from the originals at every token; held-out discriminator accuracy).
 
 Every sequence is one text (a longer text is cut into pieces of `block_size` tokens), never several texts joined:
 the additive attention pools the whole sequence into one global query and key, and a classifier fine-tuned later
@@ -129,26 +132,35 @@ class MaskingCollator:
     after it has collated the first batch after the checkpoint), and each epoch masks a text anew. `epoch` is set by
     `EpochCallback`; with `seed=None` the global generator is used."""
 
-    def __init__(self, tokenizer, mlm_probability: float, whole_word_mask: bool, seed: int | None = None):
+    def __init__(self, tokenizer, mlm_probability: float, whole_word_mask: bool, seed: int | None = None,
+                 replacement_noise: bool = False):  # fmt: skip
         import warnings
 
         from transformers import DataCollatorForLanguageModeling
 
+        # ELECTRA (replacement_noise): every chosen token becomes [MASK] for the generator, which fills it in itself
+        replace = dict(mask_replace_prob=1.0, random_replace_prob=0.0) if replacement_noise else {}
         with warnings.catch_warnings():  # whole-word masking: "random replacement is not supported" (it is [MASK])
             warnings.simplefilter("ignore", UserWarning)
             self.masker = DataCollatorForLanguageModeling(
-                tokenizer, mlm_probability=mlm_probability, whole_word_mask=whole_word_mask
+                tokenizer, mlm_probability=mlm_probability, whole_word_mask=whole_word_mask, **replace
             )
         self.pad_id = tokenizer.pad_token_id
         self.seed = seed
         self.epoch = 0
+        self.replacement_noise = replacement_noise
 
     def __call__(self, items: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         if "labels" in items[0]:
             return self._pad(items)
+        generator = None
         if self.seed is not None:
-            self.masker.generator = torch.Generator().manual_seed(self._batch_seed(items))
-        return self.masker(_padded_offsets(items))
+            generator = torch.Generator().manual_seed(self._batch_seed(items))
+            self.masker.generator = generator
+        batch = self.masker(_padded_offsets(items))
+        if self.replacement_noise:  # (B, N) uniform draws: FastformerForReplacedTokenDetection's samples
+            batch["replacement_noise"] = torch.rand(batch["input_ids"].shape, generator=generator)
+        return batch
 
     def _batch_seed(self, items: list[dict[str, Any]]) -> int:
         import hashlib
@@ -164,12 +176,18 @@ class MaskingCollator:
         ids = torch.full((len(items), length), self.pad_id, dtype=torch.long)
         labels = torch.full((len(items), length), -100, dtype=torch.long)
         attention = torch.zeros((len(items), length), dtype=torch.long)
+        noise = torch.zeros((len(items), length)) if "replacement_noise" in items[0] else None
         for row, item in enumerate(items):
             n = len(item["input_ids"])
             ids[row, :n] = torch.tensor(item["input_ids"])
             labels[row, :n] = torch.tensor(item["labels"])
             attention[row, :n] = 1
-        return dict(input_ids=ids, attention_mask=attention, labels=labels)
+            if noise is not None:
+                noise[row, :n] = torch.tensor(item["replacement_noise"])
+        batch = dict(input_ids=ids, attention_mask=attention, labels=labels)
+        if noise is not None:
+            batch["replacement_noise"] = noise
+        return batch
 
 
 def epoch_callback(collator: MaskingCollator):
@@ -202,8 +220,9 @@ class MaskedPieces(torch.utils.data.Dataset):
             batch = collator([pieces[i] for i in range(start, min(start + batch_size, len(pieces)))])
             lengths = batch["attention_mask"].sum(-1).tolist()
             for row, n in enumerate(lengths):
-                self.items.append(dict(input_ids=batch["input_ids"][row, :n].tolist(),
-                                       labels=batch["labels"][row, :n].tolist()))  # fmt: skip
+                item = {key: batch[key][row, :n].tolist() for key in ("input_ids", "labels", "replacement_noise")
+                        if key in batch}  # fmt: skip
+                self.items.append(item)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -213,15 +232,25 @@ class MaskedPieces(torch.utils.data.Dataset):
 
 
 def build_model(cfg: PretrainingConfig, tokenizer):
-    """A FastformerForMaskedLM of the preset with cfg.model overrides (softmax attention for architecture softmax)."""
-    from fastformer.models.fastformer import FastformerConfig, FastformerForMaskedLM
+    """The objective's model (FastformerForMaskedLM or FastformerForReplacedTokenDetection) of the preset with
+    cfg.model overrides (softmax attention for architecture softmax)."""
+    from fastformer.models.fastformer import (
+        FastformerConfig,
+        FastformerForMaskedLM,
+        FastformerForReplacedTokenDetection,
+    )
 
     fields = dict(
         vocab_size=len(tokenizer), max_position_embeddings=cfg.block_size, pad_token_id=tokenizer.pad_token_id
     )
     if cfg.architecture == "softmax":
         fields["attention_type"] = "softmax"
-    return FastformerForMaskedLM(FastformerConfig.from_preset(cfg.preset, **{**fields, **cfg.model}))
+    if cfg.objective == "electra":
+        fields.update(generator_num_hidden_layers=cfg.generator_layers, discriminator_weight=cfg.discriminator_weight)
+        model_class = FastformerForReplacedTokenDetection
+    else:
+        model_class = FastformerForMaskedLM
+    return model_class(FastformerConfig.from_preset(cfg.preset, **{**fields, **cfg.model}))
 
 
 @torch.no_grad()
@@ -238,6 +267,53 @@ def masked_lm_scores(model, dataset: MaskedPieces, collator: MaskingCollator, ba
         correct += int((out.logits.argmax(-1) == targets).sum())
         count += n
     return dict(loss=round(total / max(count, 1), 5), accuracy=round(correct / max(count, 1), 5), masked_tokens=count)
+
+
+@torch.no_grad()
+def replaced_token_scores(model, dataset: MaskedPieces, collator: MaskingCollator, batch_size: int = 64) -> dict:
+    """Held-out ELECTRA scores on fixed masks and draws: loss, the generator's masked-LM loss, the discriminator's
+    loss, its accuracy over every real token, and its recall and precision on the replaced ones."""
+    model.eval()
+    sums = dict(loss=0.0, generator_loss=0.0, discriminator_loss=0.0)
+    correct = tokens = replaced = found = flagged = batches = 0
+    for start in range(0, len(dataset), batch_size):
+        batch = collator([dataset[i] for i in range(start, min(start + batch_size, len(dataset)))])
+        out = model(**batch)
+        for key in sums:
+            sums[key] += float(getattr(out, key))
+        batches += 1
+        real = out.replaced != -100
+        predicted = out.logits > 0
+        truth = out.replaced == 1
+        correct += int((predicted == truth)[real].sum())
+        tokens += int(real.sum())
+        replaced += int(truth.sum())
+        found += int((predicted & truth).sum())
+        flagged += int((predicted & real).sum())
+    scores = {key: round(value / max(batches, 1), 5) for key, value in sums.items()}
+    scores.update(
+        accuracy=round(correct / max(tokens, 1), 5),
+        replaced_recall=round(found / max(replaced, 1), 5),
+        replaced_precision=round(found / max(flagged, 1), 5),
+        replaced_share=round(replaced / max(tokens, 1), 5),
+        tokens=tokens,
+    )
+    return scores
+
+
+def _detections(logits, labels):
+    """ELECTRA's (discriminator logits (B, N), targets (B, N)) -> (B, N, 2): the predicted and the true "replaced"
+    (-100 at padding), what `_detection_accuracy` reads."""
+    logits, replaced = logits[0], logits[1]
+    predicted = (logits > 0).long().masked_fill(replaced == -100, -100)
+    return torch.stack([predicted, replaced], dim=-1)
+
+
+def _detection_accuracy(prediction) -> dict[str, float]:
+    detections = torch.as_tensor(prediction[0])
+    predicted, truth = detections[..., 0], detections[..., 1]
+    real = truth != -100
+    return {"accuracy": float((predicted[real] == truth[real]).float().mean()) if real.any() else 0.0}
 
 
 def _argmax(logits, labels):
@@ -267,9 +343,11 @@ class PretrainingTask(Task):
     def prepare(self, cfg: PretrainingConfig, texts, tokenizer, out: Path) -> Prepared:
         train_set = TextPieces(texts["train"], tokenizer, cfg.block_size, cfg.min_block_tokens, cfg.whole_word_mask)
         pieces = TextPieces(texts["validation"], tokenizer, cfg.block_size, cfg.min_block_tokens, cfg.whole_word_mask)
-        collator = MaskingCollator(tokenizer, cfg.mlm_probability, cfg.whole_word_mask, seed=cfg.seed)
-        fixed = MaskingCollator(tokenizer, cfg.mlm_probability, cfg.whole_word_mask, seed=EVALUATION_MASK_SEED)
+        electra = cfg.objective == "electra"
+        collator = MaskingCollator(tokenizer, cfg.mlm_probability, cfg.whole_word_mask, cfg.seed, electra)
+        fixed = MaskingCollator(tokenizer, cfg.mlm_probability, cfg.whole_word_mask, EVALUATION_MASK_SEED, electra)
         eval_set = MaskedPieces(pieces, fixed)
+        metrics = (_detection_accuracy, _detections) if electra else (_accuracy, _argmax)
         return Prepared(
             model=build_model(cfg, tokenizer),
             train_dataset=train_set,
@@ -281,13 +359,16 @@ class PretrainingTask(Task):
             metrics=dict(objective=cfg.objective, vocabulary=len(tokenizer)),
             plot={"validation loss": "eval_loss", "validation accuracy": "eval_accuracy"},
             trainer_kwargs=dict(
-                compute_metrics=_accuracy, preprocess_logits_for_metrics=_argmax, callbacks=[epoch_callback(collator)]
-            ),
+                compute_metrics=metrics[0],
+                preprocess_logits_for_metrics=metrics[1],
+                callbacks=[epoch_callback(collator)],
+            ),  # fmt: skip
             state=dict(collator=collator),
         )
 
     def evaluate(self, cfg: PretrainingConfig, model, tokenizer, texts, prepared: Prepared, out: Path):
-        scores = masked_lm_scores(model, prepared.eval_dataset, prepared.state["collator"])
+        score = replaced_token_scores if cfg.objective == "electra" else masked_lm_scores
+        scores = score(model, prepared.eval_dataset, prepared.state["collator"])
         scores["texts"] = len(texts["validation"])
         return dict(validation=scores)
 

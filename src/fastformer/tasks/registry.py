@@ -37,7 +37,7 @@ TASKS = {
     ),
     "pretrain": TaskEntry(
         "pretrain", "fastformer.tasks.pretraining", configs.PretrainingConfig,
-        "self-supervised pretraining (masked LM) of an encoder that `train ... --init-from` fine-tunes",
+        "self-supervised pretraining (masked LM or ELECTRA) of an encoder that `train ... --init-from` fine-tunes",
         ("FastformerForMaskedLM",),
     ),
     "news": TaskEntry(

@@ -5,6 +5,7 @@ from transformers import (
     AutoModel,
     AutoModelForCausalLM,
     AutoModelForMaskedLM,
+    AutoModelForPreTraining,
     AutoModelForSeq2SeqLM,
     AutoModelForSequenceClassification,
 )
@@ -19,6 +20,10 @@ from fastformer.models.fastformer.modeling_fastformer import (
 )
 from fastformer.models.fastformer.modeling_masked_lm import FastformerForMaskedLM, FastformerMaskedLMOutput
 from fastformer.models.fastformer.modeling_news import FastformerForNewsRecommendation, NewsRecommendationOutput
+from fastformer.models.fastformer.modeling_replaced_token_detection import (
+    FastformerForReplacedTokenDetection,
+    ReplacedTokenDetectionOutput,
+)
 from fastformer.models.fastformer.modeling_seq2seq import FastformerForConditionalGeneration
 
 AutoConfig.register("fastformer", FastformerConfig, exist_ok=True)
@@ -26,6 +31,7 @@ AutoModel.register(FastformerConfig, FastformerModel, exist_ok=True)
 AutoModelForSequenceClassification.register(FastformerConfig, FastformerForSequenceClassification, exist_ok=True)
 AutoModelForCausalLM.register(FastformerConfig, FastformerForCausalLM, exist_ok=True)
 AutoModelForMaskedLM.register(FastformerConfig, FastformerForMaskedLM, exist_ok=True)
+AutoModelForPreTraining.register(FastformerConfig, FastformerForReplacedTokenDetection, exist_ok=True)
 AutoModelForSeq2SeqLM.register(FastformerConfig, FastformerForConditionalGeneration, exist_ok=True)
 
 __all__ = [
@@ -36,8 +42,10 @@ __all__ = [
     "FastformerForMaskedLM",
     "FastformerMaskedLMOutput",
     "FastformerForNewsRecommendation",
+    "FastformerForReplacedTokenDetection",
     "FastformerForSequenceClassification",
     "FastformerModel",
     "FastformerPreTrainedModel",
     "NewsRecommendationOutput",
+    "ReplacedTokenDetectionOutput",
 ]
