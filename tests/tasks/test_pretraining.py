@@ -162,6 +162,14 @@ def test_pretraining_run_writes_a_folder_with_its_metrics(pretrained):
     assert [h["step"] for h in log if "eval_accuracy" in h] == [6, 12]  # held-out loss and accuracy per evaluation
     assert (folder / "training.png").is_file()
     assert type(AutoModelForMaskedLM.from_pretrained(folder)).__name__ == "FastformerForMaskedLM"
+    # the vocabulary's fingerprint: trained here (WordPiece training is not deterministic across processes)
+    from transformers import AutoTokenizer
+
+    from fastformer.tasks.common import tokenizer_report
+
+    saved = tokenizer_report(PretrainingConfig(train="x", tokenizer=str(folder)), AutoTokenizer.from_pretrained(folder))
+    assert metrics["tokenizer"]["source"] == "trained" and not metrics["tokenizer"]["reproducible"]
+    assert metrics["tokenizer"]["sha256"] == saved["sha256"] and saved["reproducible"]
 
 
 def test_a_killed_pretraining_run_resumes_to_the_same_model(pretrained, tmp_path):

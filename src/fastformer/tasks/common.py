@@ -164,6 +164,24 @@ def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
     return AutoTokenizer.from_pretrained(str(folder))
 
 
+def tokenizer_report(cfg: Any, tokenizer) -> dict[str, Any]:
+    """What metrics.json says of the run's vocabulary: where it came from and a fingerprint of it (sha256 of the
+    tokens in id order). WordPiece training in `tokenizers` breaks count ties in hash-map order, which changes from
+    one process to the next (huggingface/tokenizers#1794, open): the same command trains a slightly different
+    vocabulary each time. The fingerprint shows whether two runs share one; `--tokenizer RUN/tokenizer` repeats a
+    run with the very same vocabulary."""
+    import hashlib
+
+    tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    digest = hashlib.sha256("\n".join(tokens).encode()).hexdigest()
+    source = getattr(cfg, "init_from", None) or getattr(cfg, "tokenizer", None)
+    from fastformer.tasks.inputs import tokenization_of
+
+    trained = source is None and tokenization_of(cfg) == "wordpiece"
+    return dict(source=str(source) if source else "trained", size=len(tokens), sha256=digest,
+                reproducible=not trained)  # fmt: skip
+
+
 def plot_training(log_history: list[dict], path: Path, evaluations: dict[str, str], title: str = "",
                   kept_step: int | None = None) -> None:  # fmt: skip
     """training.png: the training loss and every validation loss on one axis, validation scores ({label: log key})

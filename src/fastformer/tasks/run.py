@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fastformer.tasks.common import is_main_process, plot_training, run_tokenizer, training_arguments
+from fastformer.tasks.common import (
+    is_main_process,
+    plot_training,
+    run_tokenizer,
+    tokenizer_report,
+    training_arguments,
+)
 from fastformer.tasks.run_folder import RunFolder, checkpoint_step
 
 
@@ -227,6 +233,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             parameters=sum(p.numel() for p in prepared.model.parameters()),
             **prepared.metrics,
         )
+        metrics["tokenizer"] = tokenizer_report(cfg, tokenizer)
         if report:
             metrics["data"] = report
         if not main:
@@ -266,6 +273,10 @@ def announce(task: Task, cfg, data, tokenizer, prepared: Prepared) -> None:
         output_dir=str(cfg.output_dir),
     )
     print(f"fastformer train {task.name}: {json.dumps(facts, default=str)}", file=sys.stderr)
+    if not tokenizer_report(cfg, tokenizer)["reproducible"] and not cfg.resume:
+        print(f"note: a WordPiece vocabulary trained here differs slightly from one trained by another process on the "
+              f"same texts (tokenizers#1794); to repeat this run exactly, pass --tokenizer {cfg.output_dir}/tokenizer",
+              file=sys.stderr)  # fmt: skip
 
 
 def _finish(folder: RunFolder, out: Path, cfg, metrics: dict[str, Any]) -> None:
