@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from fastformer.tasks.run_folder import CHECKPOINTS, TOKENIZER_STAMP
+from fastformer.tasks.run_folder import CHECKPOINTS, TOKENIZER_STAMP, files_in, remove_written
 
 
 def training_arguments(cfg: Any, **task_fields):
@@ -130,6 +130,17 @@ def data_parallel_arguments(batch_size: int) -> dict[str, Any]:
     )
 
 
+def tokenizer_files(folder: Path) -> list[str]:
+    """The files a run wrote into OUTPUT/tokenizer, from its stamp (an older stamp lists none: the files a saved
+    tokenizer has)."""
+    try:
+        return list(json.loads((folder / TOKENIZER_STAMP).read_text())["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        names = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
+                 "added_tokens.json", "chat_template.jinja", "vocabulary_report.json", TOKENIZER_STAMP]  # fmt: skip
+        return names
+
+
 def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
     """The run's tokenizer (`fastformer.tasks.inputs.make_tokenizer`), made once and kept in OUTPUT/tokenizer.
 
@@ -151,10 +162,14 @@ def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
         tokenizer.save_pretrained(staging)
         if report is not None:
             (staging / VOCABULARY_REPORT).write_text(json.dumps(report, indent=2))
-        (staging / TOKENIZER_STAMP).write_text("written by a fastformer run\n")
-        if folder.exists():
-            shutil.rmtree(folder)  # stamped: this run's (or an earlier run's) own tokenizer
-        os.replace(staging, folder)
+        (staging / TOKENIZER_STAMP).write_text(json.dumps(dict(files=[*files_in(staging), TOKENIZER_STAMP])))
+        # stamped: this run's (or an earlier run's) own tokenizer; a file of the user's inside it stays
+        if remove_written(folder, tokenizer_files(folder)):
+            os.replace(staging, folder)
+        else:
+            for name in files_in(staging):
+                os.replace(staging / name, folder / name)
+            shutil.rmtree(staging)
         return tokenizer
     deadline = time.monotonic() + 3600
     while not (folder / "tokenizer_config.json").is_file():  # written by the main process, atomically

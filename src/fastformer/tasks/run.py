@@ -118,6 +118,10 @@ def fingerprint_callback(folder: RunFolder):
         def on_epoch_end(self, args, state, control, **kwargs):
             self._stamp(args, state, control)
 
+        def on_save(self, args, state, control, **kwargs):
+            if state.is_world_process_zero:
+                folder.record_checkpoint_files(Path(args.output_dir) / f"checkpoint-{state.global_step}")
+
     return Fingerprint()
 
 

@@ -42,6 +42,41 @@ WEIGHTS = (
     "nbsvm.safetensors",
 )
 OWN = {MARKER, LOCK, COMPLETE, INCOMPLETE, STAGING}
+# what the Trainer writes into a checkpoint folder: removed from a checkpoint killed before its file list was recorded
+TRAINER_FILES = ("config.json", "generation_config.json", "model.safetensors", "model.safetensors.index.json",
+                 "pytorch_model.bin", "optimizer.pt", "scheduler.pt", "scaler.pt", "trainer_state.json",
+                 "training_args.bin", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                 "vocab.txt", "added_tokens.json", FINGERPRINT)  # fmt: skip
+
+
+def remove_written(folder: Path, written: list[str] | None) -> bool:
+    """Remove the files a run wrote in `folder` (`written`, names relative to it; None: the Trainer's checkpoint
+    files), then the folder if nothing else is left. A file no run wrote (the user's) is kept with its folder, and
+    named on standard error. True when the folder is gone."""
+    if not folder.is_dir():
+        return True
+    if written is None:
+        written = [p.name for p in folder.iterdir() if p.name in TRAINER_FILES or p.name.startswith("rng_state")]
+    names = written
+    for name in names:
+        target = folder / name
+        if target.is_file() or target.is_symlink():
+            target.unlink()
+    for sub in sorted((p for p in folder.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+        if not any(sub.iterdir()):
+            sub.rmdir()  # empty folders the run's files lived in
+    left = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    if left:
+        print(f"{folder}: kept, it holds files no run wrote ({', '.join(left[:5])}{' ...' if len(left) > 5 else ''})",
+              file=sys.stderr)  # fmt: skip
+        return False
+    folder.rmdir()
+    return True
+
+
+def files_in(folder: Path) -> list[str]:
+    """Every file under `folder`, relative to it (what a run records as having written there)."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
 
 
 class RunFolderError(RuntimeError):
@@ -200,8 +235,8 @@ class RunFolder:
                 shutil.rmtree(self.path / name, ignore_errors=True)
         if not self.resume:
             for checkpoint in self.checkpoints(complete_only=False):
-                if (checkpoint / FINGERPRINT).is_file():  # written by a run, so ours to remove
-                    shutil.rmtree(checkpoint)
+                if (checkpoint / FINGERPRINT).is_file():  # written by a run, so ours to remove (not a user's file)
+                    remove_written(checkpoint, self.checkpoint_files(checkpoint))
 
     # ---- during the run ---------------------------------------------------------------------------------------------
 
@@ -240,6 +275,25 @@ class RunFolder:
         (checkpoint / FINGERPRINT).write_text(
             json.dumps(dict(fingerprint=self.fingerprint, settings=self.settings), indent=1, default=str)
         )
+
+    def record_checkpoint_files(self, checkpoint: Path) -> None:
+        """Once the Trainer has saved a checkpoint: its files go into its fingerprint, so that removing it later
+        removes exactly those."""
+        stamp = checkpoint / FINGERPRINT
+        if stamp.is_file():
+            saved = json.loads(stamp.read_text())
+            saved["files"] = files_in(checkpoint)
+            partial = checkpoint / (FINGERPRINT + ".tmp")
+            partial.write_text(json.dumps(saved, indent=1, default=str))
+            os.replace(partial, stamp)
+
+    @staticmethod
+    def checkpoint_files(checkpoint: Path) -> list[str] | None:
+        """The files a run recorded writing into a checkpoint (None when it was killed before recording them)."""
+        try:
+            return json.loads((checkpoint / FINGERPRINT).read_text()).get("files")
+        except (OSError, json.JSONDecodeError):
+            return None
 
     def resume_checkpoint(self) -> Path | None:
         """The last complete checkpoint, if its fingerprint matches these settings; else an error naming what
