@@ -199,6 +199,12 @@ def test_a_run_failed_on_its_data_does_not_lock_its_folder(tmp_path):
     data.write_text("text,label\n" + "".join(f"A {w} film,{label}\n" for w, label in
                                              [("moving", "pos"), ("dull", "neg")] * 40))  # fmt: skip
     assert main(["train", "--train", str(data), *TINY, "--output-dir", str(out)]) == 0  # fixed: no flags needed
+    # the data edited under the same path (one label, the same size): --resume notices, and changes nothing
+    data.write_text(data.read_text().replace("A dull film,neg", "A dull film,pos", 1))
+    before = _snapshot(out)
+    with pytest.raises(SystemExit, match=r"its data changed since it was trained \(.*data.csv"):
+        main(["train", "--train", str(data), *TINY, "--output-dir", str(out), "--resume"])
+    assert _snapshot(out) == before
 
 
 def _wait_for(condition, process, seconds=300):

@@ -188,6 +188,23 @@ class RunConfig:
     def fingerprint(self) -> str:
         return settings_hash(self.fingerprint_settings())
 
+    def data_digests(self) -> dict[str, str]:
+        """{path: sha256 of its bytes} for every data file the settings name (a folder: each file in it): what a
+        checkpoint records, so that `--resume` notices data changed under the same path."""
+        digests: dict[str, str] = {}
+        for f in dataclasses.fields(self):
+            value, kind = getattr(self, f.name), f.metadata.get("paths")
+            if not kind or not f.metadata.get("shapes_weights", True) or value is None:
+                continue
+            for part in value if isinstance(value, list) else str(value).split(","):
+                path = Path(str(part).strip())
+                files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+                for file in files:
+                    if file.is_file():
+                        with open(file, "rb") as handle:
+                            digests[str(file)] = hashlib.file_digest(handle, "sha256").hexdigest()
+        return digests
+
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 

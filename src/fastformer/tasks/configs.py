@@ -217,6 +217,7 @@ class PretrainingConfig(TokenizerSettings):
     validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
     exclude: list[str] = setting(
         factory=list,
+        paths="file",
         help="evaluation files whose texts must never be trained on: every training or validation text that also "
         "occurs in one (whitespace and case normalised) is dropped and counted in metrics.json (--where "
         "exclude:KEY=VALUE filters them, e.g. exclude:split=test)",

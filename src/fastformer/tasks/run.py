@@ -171,7 +171,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
     main = is_main_process()
     folder = RunFolder(
         cfg.output_dir, task.name, cfg.fingerprint_settings(), overwrite=cfg.overwrite, resume=cfg.resume,
-        main_process=main,
+        main_process=main, data=cfg.data_digests() if main else None,
     )  # fmt: skip
     with folder:
         set_seed(cfg.seed)

@@ -95,9 +95,11 @@ class RunFolder:
         overwrite: bool = False,
         resume: bool = False,
         main_process: bool = True,
+        data: dict[str, str] | None = None,
     ):
         self.path = Path(path)
         self.task, self.settings = task, settings
+        self.data = data or {}  # {path: sha256} of the data files: a checkpoint records them, --resume compares
         self.fingerprint = settings_hash(settings)
         self.overwrite, self.resume, self.main = overwrite, resume, main_process
         self._lock = None
@@ -273,7 +275,9 @@ class RunFolder:
         being written is still known as ours)."""
         checkpoint.mkdir(parents=True, exist_ok=True)
         (checkpoint / FINGERPRINT).write_text(
-            json.dumps(dict(fingerprint=self.fingerprint, settings=self.settings), indent=1, default=str)
+            json.dumps(
+                dict(fingerprint=self.fingerprint, settings=self.settings, data=self.data), indent=1, default=str
+            )  # fmt: skip
         )
 
     def record_checkpoint_files(self, checkpoint: Path) -> None:
@@ -321,6 +325,13 @@ class RunFolder:
             raise RunFolderError(
                 f"{last}: trained with other settings ({'; '.join(changes) or 'fingerprint differs'}); resume with "
                 "the same settings, or start anew with --overwrite"
+            )
+        trained_on = saved.get("data") or {}  # absent in checkpoints written before data was recorded
+        changed = [path for path, digest in trained_on.items() if self.data.get(path, digest) != digest]
+        if changed:
+            raise RunFolderError(
+                f"{last}: its data changed since it was trained ({', '.join(changed)}: other contents under the same "
+                "path); resume with the data it was trained on, or start anew with --overwrite"
             )
         return last
 
