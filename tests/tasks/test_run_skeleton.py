@@ -32,6 +32,7 @@ def bad_files(tmp: Path) -> dict[str, Path]:
         "unknown.json": json.dumps({"epoch": 2}),
         "wrongtype.json": json.dumps({"epochs": "three"}),
         "short.csv": "label,text\n1,fine\n2\n",
+        "words.csv": "text,label\n" + "a fine film,pos\na dull film,neg\n" * 10,
     }
     for name, text in files.items():
         (tmp / name).write_text(text)
@@ -77,6 +78,14 @@ USER_ERRORS = [
     (["evaluate", "{tmp}/someone-elses", "--data", "x.csv"], "not a folder written by `fastformer train`"),
     (["predict", "{tmp}/someone-elses", "hello"], "not a folder written by `fastformer train`"),
     (["bench", "--variants", "nope"], "--variants: unknown ['nope']"),
+    (["train", "--output-dir", "{tmp}/bad.yaml"], "{tmp}/bad.yaml: exists and is not a folder"),
+    (["train", "--warmup", "nan"], "--warmup: must be a finite number, got nan"),
+    (["train", "--learning-rate", "inf"], "--learning-rate: must be a finite number, got inf"),
+    (["train", "--tokenizer", "{tmp}/someone-elses"], "someone-elses: holds no tokenizer (no tokenizer.json"),
+    (
+        ["train", "--train", "{tmp}/words.csv", "--binary-threshold", "3", "--output-dir", "{tmp}/out"],
+        "is not a number; --binary-threshold 3 splits numeric labels",
+    ),
 ]
 
 

@@ -32,7 +32,15 @@ def relabel_binary(examples: list[Example], threshold: float | None) -> list[Exa
     """Numeric labels >= threshold -> "pos", else "neg"; unchanged when threshold is None."""
     if threshold is None:
         return examples
-    return [Example(e.text, "pos" if float(e.label) >= threshold else "neg", e.source) for e in examples]
+    relabelled = []
+    for e in examples:
+        try:
+            value = float(e.label)
+        except ValueError:
+            raise ValueError(f"{e.source}: label {e.label!r} is not a number; --binary-threshold {threshold:g} "
+                             "splits numeric labels (ratings) into pos / neg") from None  # fmt: skip
+        relabelled.append(Example(e.text, "pos" if value >= threshold else "neg", e.source))
+    return relabelled
 
 
 def load_mind_topics(cfg: ClassificationConfig, report: dict[str, Any]) -> dict[str, list[Example]]:

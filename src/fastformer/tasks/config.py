@@ -214,6 +214,8 @@ def settings_hash(settings: dict[str, Any]) -> str:
 
 
 def _check_range(name: str, value: float, meta: dict) -> None:
+    if value != value or value in (float("inf"), float("-inf")):
+        raise SettingError(name, f"must be a finite number, got {value}")
     if meta.get("minimum") is not None and value < meta["minimum"]:
         raise SettingError(name, f"must be >= {meta['minimum']}, got {value}")
     if meta.get("maximum") is not None and value > meta["maximum"]:
@@ -233,6 +235,8 @@ def _check_path(name: str, path: str, kind: str) -> None:
     target = Path(path)
     if kind == "folder" and not target.is_dir():
         raise SettingError(name, f"{path}: no such folder")
+    if name == "tokenizer" and not any((target / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json")):
+        raise SettingError(name, f"{path}: holds no tokenizer (no tokenizer.json or tokenizer_config.json)")
     if kind == "file" and not target.is_file():
         raise SettingError(name, f"{path}: no such file")
     if kind == "file-or-folder" and not target.exists():

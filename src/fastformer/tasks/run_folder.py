@@ -112,6 +112,8 @@ class RunFolder:
         if not self.main:
             self.path.mkdir(parents=True, exist_ok=True)
             return self
+        if self.path.exists() and not self.path.is_dir():
+            raise RunFolderError(f"{self.path}: exists and is not a folder; choose another --output-dir")
         existed, had_lock, had_marker = self.path.exists(), (self.path / LOCK).exists(), (self.path / MARKER).exists()
         if self.path.is_dir():  # a run in progress is named as such, before any other objection
             self._acquire_lock()
