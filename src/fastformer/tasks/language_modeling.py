@@ -8,6 +8,7 @@ Documents are tokenized, joined with the separator token and cut into blocks of 
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from pathlib import Path
@@ -176,6 +177,11 @@ def load_generator(model_dir: str | Path):
 
     import fastformer.models  # noqa: F401  (registers the Auto classes)
 
+    saved = json.loads((Path(model_dir) / "config.json").read_text()).get("architectures") or []
+    if saved and not any(name.endswith(("ForCausalLM", "LMHeadModel")) for name in saved):
+        # loading would keep the encoder and start a random next-token head: text out of noise, exit 0
+        raise ValueError(f"{model_dir}: holds a {saved[0]}, not a causal language model (`fastformer train lm` "
+                         "trains one)")  # fmt: skip
     model = AutoModelForCausalLM.from_pretrained(str(model_dir)).eval()
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     tokenizer.padding_side = "left"  # decoding continues from the last column
