@@ -163,6 +163,19 @@ def test_planted_files_survive_train_overwrite_resume_and_evaluate(tmp_path):
         import shutil
 
         shutil.rmtree(other)
+    # a file of the user's inside the run's own tokenizer/ and checkpoint-N/ folders: --overwrite keeps it
+    inside = [out / "tokenizer" / "my-notes.txt", *(c / "mine.txt" for c in (out / "checkpoints").glob("checkpoint-*"))]
+    assert len(inside) > 1
+    for path in inside:
+        path.write_text("mine")
+    assert main(["train", *sst, *TINY, "--output-dir", str(out), "--overwrite", "--seed", "8"]) == 0
+    for path in inside:
+        assert path.read_text() == "mine", path
+    assert (out / "tokenizer" / "tokenizer.json").is_file()  # the new run's tokenizer beside the user's file
+    _intact(planted)
+    # a classifier is not a language model: generate refuses it (it used to write text from a random head)
+    with pytest.raises(SystemExit, match="holds a FastformerForSequenceClassification, not a causal language model"):
+        main(["generate", str(out), "A film"])
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
