@@ -77,7 +77,7 @@ def test_targets_are_evaluated_from_cells():
 def test_bench_command_writes_json_csv_png(tmp_path, capsys):
     assert main(["bench", "--variants", "fastformer-official", "--lengths", "64", "128",
                  "--tokens", "256", "--hidden-size", "32", "--heads", "4", "--repeats", "1",
-                 "--out", str(tmp_path)]) == 0  # fmt: skip
+                 "--out", str(tmp_path), "--targets"]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "machine:" in out and "target" in out
     stems = {p.suffix for p in tmp_path.iterdir()}
@@ -97,3 +97,15 @@ def test_a_variant_whose_process_dies_is_recorded_and_the_sweep_goes_on(tmp_path
     # the next variant still runs
     (ok,) = run(["fastformer-paper"], [(1, 64)], modes=["inference"], budget_s=60, with_memory=False, **TINY)
     assert ok.status == "ok"
+
+
+def test_bench_is_for_users_by_default():
+    """Results go to the user's runs/bench, not the source tree; the project's targets print only when asked."""
+    import argparse
+
+    from fastformer.cli.bench import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    defaults = parser.parse_args([])
+    assert defaults.out == "runs/bench" and not defaults.targets
