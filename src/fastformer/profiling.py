@@ -53,7 +53,7 @@ def peak_memory_bytes(fn: Callable[[], object]) -> int:
 
 
 def time_call(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> dict[str, float]:
-    """Median, p20 and p80 wall time of `fn()` in seconds, after warm-up calls."""
+    """Median, p20, p80, min and max wall time of `fn()` in seconds, after warm-up calls."""
     for _ in range(warmup):
         fn()
     times = []
@@ -63,4 +63,4 @@ def time_call(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> di
         times.append(time.perf_counter() - start)
     times.sort()
     pick = lambda q: times[min(len(times) - 1, int(q * len(times)))]  # noqa: E731
-    return dict(median=statistics.median(times), p20=pick(0.2), p80=pick(0.8))
+    return dict(median=statistics.median(times), p20=pick(0.2), p80=pick(0.8), min=times[0], max=times[-1])

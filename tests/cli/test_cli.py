@@ -45,6 +45,14 @@ def test_demo_measures_both_layers(tmp_path, capsys):
     assert rows[1]["fastformer_bytes"] > 2 * rows[0]["fastformer_bytes"]
 
 
+def test_demo_warns_when_the_machine_is_busy():
+    from fastformer.cli.demo import busy_note
+
+    assert busy_note(0.3, 2, 1.1) is None
+    assert "load average was 3.0 on 2 cores" in busy_note(3.0, 2, 1.1)
+    assert "differed by up to 2.5x" in busy_note(0.2, 2, 2.5) and "unreliable" in busy_note(0.2, 2, 2.5)
+
+
 @pytest.mark.skipif(not FIXTURE.is_file(), reason="fixture missing")
 def test_convert_official_command(tmp_path, capsys):
     out = tmp_path / "model"

@@ -1,7 +1,8 @@
 """Forward + backward of one attention layer at growing sequence lengths: Fastformer beside softmax attention.
 
-Prints wall time and peak memory per length. Fastformer's grow linearly in N; softmax attention's time grows
-quadratically (torch's fused CPU kernel keeps its memory linear, so that column is reported as measured).
+Prints the fastest of `--repeats` steps and the peak memory per length, and warns when the machine was busy.
+Fastformer's grow linearly in N; softmax attention's time grows quadratically (torch's fused CPU kernel keeps its
+memory linear, so that column is reported as measured).
 """
 
 from __future__ import annotations
@@ -22,14 +23,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="PATH", help="also write the measurements as JSON")
 
 
-def measure(layer, x, repeats: int) -> tuple[float, int]:
+def measure(layer, x, repeats: int) -> tuple[float, int, float]:
+    """(fastest of `repeats` timed steps in seconds, peak memory in bytes, slowest / fastest). The minimum: other
+    work on the machine only ever adds time, so the fastest step is the closest to the layer's own cost."""
     from fastformer.profiling import peak_memory_bytes, time_call
 
     def step():
         layer(x).sum().backward()
 
-    seconds = time_call(step, repeats=repeats)["median"]
-    return seconds, peak_memory_bytes(step)
+    times = time_call(step, repeats=repeats)
+    return times["min"], peak_memory_bytes(step), times["max"] / max(times["min"], 1e-12)
+
+
+def busy_note(load: float, cores: int, spread: float) -> str | None:
+    """A warning when the timings cannot be trusted: the machine was loaded, or repeats disagreed."""
+    reasons = []
+    if load > 0.5 * cores:
+        reasons.append(f"the load average was {load:.1f} on {cores} cores")
+    if spread > 1.5:
+        reasons.append(f"repeats of one step differed by up to {spread:.1f}x")
+    if not reasons:
+        return None
+    return f"note: {' and '.join(reasons)}: other work was running, so the times and ratios above are unreliable; " \
+        "rerun on a quiet machine (or with more --repeats)"  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,11 +65,12 @@ def run(args: argparse.Namespace) -> int:
         f"{'N':>7} {'fastformer ms':>14} {'softmax ms':>11} {'speed-up':>9} {'fastformer MiB':>15} {'softmax MiB':>12}"
     )
     print(header)
-    rows = []
+    rows, spread = [], 1.0
     for n in args.lengths:
         x = torch.randn(args.batch_size, n, args.hidden_size, requires_grad=True)
-        t_fast, m_fast = measure(fast, x, args.repeats)
-        t_soft, m_soft = measure(softmax, x, args.repeats)
+        t_fast, m_fast, s_fast = measure(fast, x, args.repeats)
+        t_soft, m_soft, s_soft = measure(softmax, x, args.repeats)
+        spread = max(spread, s_fast, s_soft)
         rows.append(dict(n=n, fastformer_s=t_fast, softmax_s=t_soft, fastformer_bytes=m_fast, softmax_bytes=m_soft))
         print(
             f"{n:>7} {1e3 * t_fast:>14.1f} {1e3 * t_soft:>11.1f} {t_soft / t_fast:>8.1f}x "
@@ -68,6 +85,11 @@ def run(args: argparse.Namespace) -> int:
             f"softmax time {last['softmax_s'] / first['softmax_s']:.1f}x; Fastformer memory "
             f"{last['fastformer_bytes'] / max(first['fastformer_bytes'], 1):.1f}x"
         )
+    import os
+
+    note = busy_note(os.getloadavg()[0], os.cpu_count() or 1, spread)
+    if note:
+        print(note)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(config=vars(args), rows=rows), f, indent=2)
