@@ -1,7 +1,8 @@
 """Export a trained classifier (or language model) folder as a `torch.export` program: OUT/model.pt2 takes
 `input_ids` and `attention_mask` of any batch size and any length up to the model's positions, and needs neither
 fastformer nor transformers to run, only torch. The tokenizer and config.json are copied beside it. With `--onnx`,
-an ONNX file too, where `torch.onnx.export(dynamo=True)` succeeds (it needs the onnx and onnxscript packages).
+an ONNX file too (one self-contained model.onnx, inputs `input_ids` / `attention_mask`, output `logits`), where
+`torch.onnx.export(dynamo=True)` succeeds (it needs the onnx and onnxscript packages: `pip install -e ".[onnx]"`).
 
 Serving it:  program = torch.export.load("OUT/model.pt2").module()
              logits = program(input_ids=ids, attention_mask=mask)   # ids, mask: (batch, length) int64
@@ -76,8 +77,10 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     written = dict(program="model.pt2", task=task, inputs=["input_ids", "attention_mask"], max_length=positions)
     if onnx:
         try:
+            # one self-contained file (weights inside, not in a model.onnx.data beside it) whose output is `logits`
             torch.onnx.export(wrapped, (), str(out / "model.onnx"), kwargs=example, dynamo=True,
-                              dynamic_shapes=shapes)  # fmt: skip
+                              dynamic_shapes=shapes, input_names=["input_ids", "attention_mask"],
+                              output_names=["logits"], external_data=False)  # fmt: skip
             written["onnx"] = "model.onnx"
         except Exception as error:  # missing packages or an unsupported op: say so, keep the torch.export program
             written["onnx_skipped"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
