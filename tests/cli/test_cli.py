@@ -131,3 +131,14 @@ def test_every_documented_and_benchmarked_train_command_still_parses(monkeypatch
         task = argv.pop(0) if argv and argv[0] in TASKS else "classification"
         namespace = build_parser(task).parse_args(argv)
         check_model_overrides(resolve_settings(TASKS[task].config_class, namespace))
+
+
+def test_each_task_help_says_what_the_task_is_once():
+    """`fastformer train news --help` used to print the task's description twice (the registry's and the config's)."""
+    from fastformer.cli.train import build_parser
+    from fastformer.tasks.registry import TASKS
+
+    for task in TASKS:
+        description = build_parser(task).description
+        assert description.lower().count(task if task != "lm" else "language model") <= 1, description
+        assert description.count("`fastformer train") == 0, description

@@ -34,7 +34,7 @@ def build_parser(task: str) -> argparse.ArgumentParser:
 
     parser = OneLineParser(
         prog=f"fastformer train {task}",
-        description=f"{entry.help}. {entry.config_class.__doc__.splitlines()[0]}",
+        description=f"{entry.help[0].upper()}{entry.help[1:]}. Settings are saved as run_config.json with the model.",
         epilog="Other tasks: " + ", ".join(t for t in TASKS if t != task) + " (fastformer train TASK --help).",
     )
     add_config_arguments(parser, entry.config_class)

@@ -200,8 +200,9 @@ class LanguageModelingConfig(TokenizerSettings):
 
 @dataclass
 class PretrainingConfig(TokenizerSettings):
-    """Self-supervised pretraining of the encoder by masked-token prediction (`fastformer train pretrain`); saved as
-    run_config.json beside the model. The folder fine-tunes with `fastformer train ... --init-from FOLDER`."""
+    """Self-supervised pretraining of the encoder, masked-token prediction or ELECTRA's replaced-token detection
+    (`fastformer train pretrain`); saved as run_config.json beside the model. The folder fine-tunes with
+    `fastformer train ... --init-from FOLDER`."""
 
     train: str | None = setting(
         None, "unlabelled texts: JSON Lines, CSV/TSV or text files (.gz too), several joined by commas", paths="file"

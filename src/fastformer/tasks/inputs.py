@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-TOKENIZATIONS = ("wordpiece", "word")
 VOCABULARY_REPORT = "vocabulary_report.json"  # kept in OUTPUT/tokenizer/ beside the run's tokenizer
 
 _last_vectors: dict[str, Any] = {}  # source -> (words asked for, WordVectors): one read of a file per run
@@ -24,17 +23,6 @@ def tokenization_of(cfg: Any) -> str:
     """The trained tokenizer's kind: cfg.tokenization, else "word" when word vectors are given, else "wordpiece"."""
     chosen = getattr(cfg, "tokenization", None)
     return chosen or ("word" if getattr(cfg, "word_vectors", None) else "wordpiece")
-
-
-def check_input_settings(cfg: Any) -> None:
-    """Range checks of the input fields, before any data is read."""
-    tokenization = tokenization_of(cfg)
-    if tokenization not in TOKENIZATIONS:
-        raise ValueError(f"tokenization must be one of {TOKENIZATIONS}, got {tokenization!r}")
-    if getattr(cfg, "min_word_count", 1) < 1:
-        raise ValueError(f"min_word_count must be >= 1, got {cfg.min_word_count}")
-    if getattr(cfg, "freeze_word_vectors", False) and not getattr(cfg, "word_vectors", None):
-        raise ValueError("freeze_word_vectors needs word_vectors (a name such as glove-6b-50d, or a file)")
 
 
 def word_vectors(source: str, words: Iterable[str]):
