@@ -56,7 +56,7 @@ def main() -> None:
             processor=platform.processor(),
             torch=torch.__version__,
             threads=torch.get_num_threads(),
-        ),  # fmt: skip
+        ),
         model_dir=args.model_dir,
         data=args.data,
         where=where,

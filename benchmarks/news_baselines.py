@@ -25,8 +25,11 @@ import numpy as np
 from fastformer.data.mind import load_mind
 from fastformer.metrics.ranking import mind_metrics, rank_scores
 
-FILE_NAMES = {"random": "random", "popularity (training clicks)": "popularity",
-              "category overlap with the history": "category"}  # fmt: skip
+FILE_NAMES = {
+    "random": "random",
+    "popularity (training clicks)": "popularity",
+    "category overlap with the history": "category",
+}
 
 
 TIE_BREAKS = 20  # rankings per ranker, ties broken by a different seeded draw each time
@@ -60,8 +63,12 @@ def main(train_dir: str, test_dir: str, results_dir: str | None = None) -> None:
             rng = np.random.default_rng(draw)  # ties in a random order, not candidate order (which may carry labels)
             draws.append(mind_metrics(labels, [rank_scores(s, rng) for s in scores]))
         m = {k: statistics.mean(d[k] for d in draws) for k in keys}
-        m.update(impressions=draws[0]["impressions"], single_class=draws[0]["single_class"], tie_breaks=TIE_BREAKS,
-                 tie_break_std={k: statistics.stdev(d[k] for d in draws) for k in keys})  # fmt: skip
+        m.update(
+            impressions=draws[0]["impressions"],
+            single_class=draws[0]["single_class"],
+            tie_breaks=TIE_BREAKS,
+            tie_break_std={k: statistics.stdev(d[k] for d in draws) for k in keys},
+        )
         values = " | ".join(f"{m[k]:.4f} +- {m['tie_break_std'][k]:.4f}" for k in keys)
         print(f"| {name} | {values} | {m['impressions']} |")
         if results_dir:

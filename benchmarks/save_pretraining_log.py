@@ -23,8 +23,10 @@ def main() -> None:
     if (run / "log_history.json").is_file():
         log = json.loads((run / "log_history.json").read_text())
     else:
-        states = sorted((run / "checkpoints").glob("checkpoint-*/trainer_state.json"),
-                        key=lambda p: int(p.parent.name.rsplit("-", 1)[1]))  # fmt: skip
+        states = sorted(
+            (run / "checkpoints").glob("checkpoint-*/trainer_state.json"),
+            key=lambda p: int(p.parent.name.rsplit("-", 1)[1]),
+        )
         log = json.loads(states[-1].read_text())["log_history"]
     from transformers import AutoTokenizer
 
@@ -33,11 +35,18 @@ def main() -> None:
 
     cfg = PretrainingConfig(**json.loads((run / "run_config.json").read_text()))
     texts = load_texts(cfg, {})
-    pieces = TextPieces(texts["train"], AutoTokenizer.from_pretrained(str(run / "tokenizer")), cfg.block_size,
-                        cfg.min_block_tokens)  # fmt: skip
+    pieces = TextPieces(
+        texts["train"], AutoTokenizer.from_pretrained(str(run / "tokenizer")), cfg.block_size, cfg.min_block_tokens
+    )
     steps_per_epoch = math.ceil(len(pieces) / cfg.batch_size)
-    payload = dict(run=str(run), settings=cfg.as_dict(), train_tokens=pieces.num_tokens(), train_sequences=len(pieces),
-                   tokens_per_step=round(pieces.num_tokens() / steps_per_epoch, 1), log_history=log)  # fmt: skip
+    payload = dict(
+        run=str(run),
+        settings=cfg.as_dict(),
+        train_tokens=pieces.num_tokens(),
+        train_sequences=len(pieces),
+        tokens_per_step=round(pieces.num_tokens() / steps_per_epoch, 1),
+        log_history=log,
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(payload, indent=1))
     print(f"{len(log)} log entries, {payload['tokens_per_step']} tokens a step -> {out}")

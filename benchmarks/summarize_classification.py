@@ -21,8 +21,11 @@ MODELS = {
     "tfidf": "TF-IDF + LR (same examples)",
 }
 # (label, run variant, paper's Amazon accuracy / macro-F1)
-INTERACTION = [("product", "fastformer512", "66.13 / 43.23"), ("add", "add", "65.22 / 41.89"),
-               ("concat", "concat", "64.47 / 40.87")]  # fmt: skip
+INTERACTION = [
+    ("product", "fastformer512", "66.13 / 43.23"),
+    ("add", "add", "65.22 / 41.89"),
+    ("concat", "concat", "64.47 / 40.87"),
+]
 SHARING = [
     ("no sharing", "nosharing", "65.87 / 42.76"),
     ("query-value", "qv", "65.92 / 42.98"),
@@ -59,8 +62,10 @@ def cells(rows: list[dict]) -> str:
 
 
 def main_table(runs: dict, tfidf_root: Path) -> str:
-    lines = ["| set | model | seeds | test accuracy | test macro-F1 | parameters | training s | tokens/s |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        "| set | model | seeds | test accuracy | test macro-F1 | parameters | training s | tokens/s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for set_name, set_label in SETS.items():
         for variant, label in MODELS.items():
             if (set_name, variant) in runs:

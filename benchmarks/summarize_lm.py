@@ -40,9 +40,13 @@ def training_table(run_root: Path) -> str:
 def generation_table(path: Path) -> str:
     payload = json.loads(path.read_text())
     rows = payload["rows"]
-    lines = [f"machine: {json.dumps(payload['machine'])}", f"parameters: {json.dumps(payload['parameters'])}", "",
-             "| context | model | prefill s | decode ms/token (p20-p80) | cache | peak MiB of one decode step |",
-             "|---:|---|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        f"machine: {json.dumps(payload['machine'])}",
+        f"parameters: {json.dumps(payload['parameters'])}",
+        "",
+        "| context | model | prefill s | decode ms/token (p20-p80) | cache | peak MiB of one decode step |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
     for r in rows:
         cache = r["cache_bytes"]
         size = f"{cache / 2**20:,.1f} MiB" if cache >= 2**20 else f"{cache / 2**10:,.1f} KiB"

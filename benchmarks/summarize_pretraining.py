@@ -29,8 +29,10 @@ def main() -> None:
         log = json.loads(log_path.read_text()) if log_path.is_file() else {}
         evals = {e["step"]: e for e in log.get("log_history", []) if "eval_loss" in e}
         print(f"#### {tag}\n")
-        print("| start | pretraining steps | tokens (M) | held-out MLM loss / accuracy | probe test accuracy | "
-              "probe validation accuracy | seeds |")  # fmt: skip
+        print(
+            "| start | pretraining steps | tokens (M) | held-out MLM loss / accuracy | probe test accuracy | "
+            "probe validation accuracy | seeds |"
+        )
         print("|---|---:|---:|---:|---:|---:|---:|")
         order = sorted(points, key=lambda p: -1 if p == "scratch" else int(p[4:]))
         for point in order:
@@ -45,8 +47,10 @@ def main() -> None:
             tokens = log.get("tokens_per_step") and step * log["tokens_per_step"] / 1e6
             entry = evals.get(step, {})
             mlm = f"{entry['eval_loss']:.3f} / {entry['eval_accuracy']:.3f}" if entry else ""
-            print(f"| {tag} step {step} | {step} | {tokens or 0:.1f} | {mlm} | {shown} | {mean(validation):.2f} | "
-                  f"{len(runs)} |")  # fmt: skip
+            print(
+                f"| {tag} step {step} | {step} | {tokens or 0:.1f} | {mlm} | {shown} | {mean(validation):.2f} | "
+                f"{len(runs)} |"
+            )
         print()
 
 

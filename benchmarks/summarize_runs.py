@@ -84,8 +84,12 @@ def ranking_table(name: str, variants: dict[str, list[dict]]) -> list[str]:
 def table(name: str, variants: dict[str, list[dict]]) -> list[str]:
     if "auc" in next(iter(variants.values()))[0].get("test", {}):
         return ranking_table(name, variants)
-    lines = [f"### {name}", "", "| model | seeds | test accuracy | test macro-F1 | examples train / test | "
-             "best epoch | train s | tokens/s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        f"### {name}",
+        "",
+        "| model | seeds | test accuracy | test macro-F1 | examples train / test | best epoch | train s | tokens/s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for variant, runs in sorted(variants.items()):
         accuracy = [r["test"]["accuracy"] for r in runs]
         f1 = [r["test"]["macro_f1"] for r in runs]

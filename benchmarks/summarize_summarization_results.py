@@ -20,8 +20,10 @@ def cell(score: dict) -> str:
 
 def repetition_cells(counts: dict) -> str:
     adjacent = counts.get("adjacent_repeat_rate")  # files written before the count existed: recount_repetition.py
-    return (f"{counts['distinct_1']:.3f} | {counts['distinct_2']:.3f} | {counts['repeated_3gram_rate']:.3f} | "
-            f"{'-' if adjacent is None else f'{adjacent:.3f}'} | {counts['words']:.0f}")  # fmt: skip
+    return (
+        f"{counts['distinct_1']:.3f} | {counts['distinct_2']:.3f} | {counts['repeated_3gram_rate']:.3f} | "
+        f"{'-' if adjacent is None else f'{adjacent:.3f}'} | {counts['words']:.0f}"
+    )
 
 
 def inputs_cell(metrics: dict) -> str:

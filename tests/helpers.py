@@ -42,6 +42,22 @@ def right_padding_mask(lengths: list[int], N: int) -> torch.Tensor:
 
 
 # `fastformer train` arguments of a classifier small enough to train in seconds on the built-in task
-TINY_CLASSIFIER = ["--max-train-examples", "64", "--max-eval-examples", "16", "--epochs", "1", "--vocab-size", "200",
-                   "--max-length", "48", "--model", "hidden_size=16", "--model", "num_attention_heads=2",
-                   "--model", "intermediate_size=16", "--no-progress"]  # fmt: skip
+TINY_CLASSIFIER = [
+    "--max-train-examples",
+    "64",
+    "--max-eval-examples",
+    "16",
+    "--epochs",
+    "1",
+    "--vocab-size",
+    "200",
+    "--max-length",
+    "48",
+    "--model",
+    "hidden_size=16",
+    "--model",
+    "num_attention_heads=2",
+    "--model",
+    "intermediate_size=16",
+    "--no-progress",
+]

@@ -158,7 +158,9 @@ def test_import_fastformer_then_auto_classes_resolve_a_folder(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == "FastformerForSequenceClassification", result.stderr
     # transformers loaded first, fastformer second: the same
-    code = code.replace("import sys, fastformer\nassert 'transformers' not in sys.modules\n",
-                        "import sys, transformers.models.auto.modeling_auto, fastformer\n")  # fmt: skip
+    code = code.replace(
+        "import sys, fastformer\nassert 'transformers' not in sys.modules\n",
+        "import sys, transformers.models.auto.modeling_auto, fastformer\n",
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == "FastformerForSequenceClassification", result.stderr

@@ -26,8 +26,13 @@ def test_every_available_variant_is_a_token_mixer(name):
 
 
 def test_cells_are_measured_and_over_budget_cells_recorded_not_crashed():
-    cells = run(["fastformer-official", "softmax-sdpa"], [(2, 64), (1, 128)], modes=["train", "inference"],
-                budget_s=1e-9, **TINY)  # fmt: skip
+    cells = run(
+        ["fastformer-official", "softmax-sdpa"],
+        [(2, 64), (1, 128)],
+        modes=["train", "inference"],
+        budget_s=1e-9,
+        **TINY,
+    )
     assert len(cells) == 8
     first = [c for c in cells if c.n == 64]
     assert all(c.status == "over_budget" and c.median_s > 0 for c in first)
@@ -44,8 +49,10 @@ def test_measured_cell_has_times_throughput_and_memory():
 
 def test_results_files_carry_a_machine_header(tmp_path):
     # the writer needs cells, not their measurement (measuring is test_measured_cell_has_times_throughput_and_memory's)
-    cells = [Cell(variant, "train", 1, 64, median_s=0.01, tokens_per_s=6400.0)
-             for variant in ("fastformer-official", "projections-only")]  # fmt: skip
+    cells = [
+        Cell(variant, "train", 1, 64, median_s=0.01, tokens_per_s=6400.0)
+        for variant in ("fastformer-official", "projections-only")
+    ]
     header = machine_header("float32", "cpu")
     json_path, csv_path = write_results(cells, header, {"note": "test"}, tmp_path / "r")
     payload = json.loads(json_path.read_text())
@@ -58,13 +65,17 @@ def test_results_files_carry_a_machine_header(tmp_path):
 
 def test_targets_are_evaluated_from_cells():
     def cell(variant, n, seconds, act=5.0, mode="train"):
-        return Cell(variant, mode, 65536 // n, n, median_s=seconds, tokens_per_s=65536 / seconds,
-                    peak_activations=act)  # fmt: skip
+        return Cell(variant, mode, 65536 // n, n, median_s=seconds, tokens_per_s=65536 / seconds, peak_activations=act)
 
-    cells = [cell("fastformer-official", 512, 1.0), cell("fastformer-official", 65536, 1.1, act=6.5),
-             cell("fastformer-official", 4096, 1.0), cell("projections-only", 4096, 0.9),
-             cell("softmax-sdpa", 512, 2.0), cell("softmax-sdpa", 4096, 0.5),
-             Cell("lucidrains-fast-transformer", "train", 1, 65536, status="over_budget")]  # fmt: skip
+    cells = [
+        cell("fastformer-official", 512, 1.0),
+        cell("fastformer-official", 65536, 1.1, act=6.5),
+        cell("fastformer-official", 4096, 1.0),
+        cell("projections-only", 4096, 0.9),
+        cell("softmax-sdpa", 512, 2.0),
+        cell("softmax-sdpa", 4096, 0.5),
+        Cell("lucidrains-fast-transformer", "train", 1, 65536, status="over_budget"),
+    ]
     result = targets(cells)
     assert result["throughput_longest_over_512"]["met"]
     assert result["layer_over_projections_n_ge_4096"]["ratios"] == {4096: pytest.approx(1.111, abs=1e-3)}
@@ -75,9 +86,30 @@ def test_targets_are_evaluated_from_cells():
 
 @pytest.mark.slow
 def test_bench_command_writes_json_csv_png(tmp_path, capsys):
-    assert main(["bench", "--variants", "fastformer-official", "--lengths", "64", "128",
-                 "--tokens", "256", "--hidden-size", "32", "--heads", "4", "--repeats", "1",
-                 "--out", str(tmp_path), "--targets"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "bench",
+                "--variants",
+                "fastformer-official",
+                "--lengths",
+                "64",
+                "128",
+                "--tokens",
+                "256",
+                "--hidden-size",
+                "32",
+                "--heads",
+                "4",
+                "--repeats",
+                "1",
+                "--out",
+                str(tmp_path),
+                "--targets",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "machine:" in out and "target" in out
     stems = {p.suffix for p in tmp_path.iterdir()}
@@ -88,8 +120,18 @@ def test_a_variant_whose_process_dies_is_recorded_and_the_sweep_goes_on(tmp_path
     from fastformer.benchmark.runner import _run_isolated
 
     cells_path = tmp_path / "cells.jsonl"
-    spec = dict(name="no-such-variant", shapes=[(1, 64), (1, 128)], modes=["train"], hidden=32, heads=4,
-                dtype="float32", device="cpu", repeats=1, budget_s=60, with_memory=False)  # fmt: skip
+    spec = dict(
+        name="no-such-variant",
+        shapes=[(1, 64), (1, 128)],
+        modes=["train"],
+        hidden=32,
+        heads=4,
+        dtype="float32",
+        device="cpu",
+        repeats=1,
+        budget_s=60,
+        with_memory=False,
+    )
     cells = _run_isolated(spec, cells_path, 60, None)
     assert [(c.n, c.status) for c in cells] == [(64, "error"), (128, "skipped")]
     assert "code 1" in cells[0].note

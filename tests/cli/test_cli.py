@@ -26,15 +26,33 @@ def test_console_script_lists_its_subcommands():
 
 def test_module_entry_point_help_per_subcommand():
     for sub in ("demo", "convert-official"):
-        out = subprocess.run([sys.executable, "-m", "fastformer.cli.main", sub, "--help"], capture_output=True,
-                             text=True, check=True).stdout  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-m", "fastformer.cli.main", sub, "--help"], capture_output=True, text=True, check=True
+        ).stdout
         assert "usage: fastformer" in out
 
 
 def test_demo_measures_both_layers(tmp_path, capsys):
     path = tmp_path / "demo.json"
-    assert main(["demo", "--lengths", "64", "256", "--hidden-size", "32", "--heads", "4", "--repeats", "1",
-                 "--json", str(path)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "demo",
+                "--lengths",
+                "64",
+                "256",
+                "--hidden-size",
+                "32",
+                "--heads",
+                "4",
+                "--repeats",
+                "1",
+                "--json",
+                str(path),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "fastformer ms" in printed and "N grew 4x" in printed
     rows = json.loads(path.read_text())["rows"]

@@ -139,11 +139,41 @@ def test_evaluate_reuses_the_runs_own_fields_and_threshold(tmp_path):
     ]
     data = tmp_path / "reviews.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    small = ["--epochs", "1", "--vocab-size", "100", "--max-length", "16", "--model", "hidden_size=16",
-             "--model", "num_attention_heads=2", "--model", "intermediate_size=16", "--no-progress"]  # fmt: skip
+    small = [
+        "--epochs",
+        "1",
+        "--vocab-size",
+        "100",
+        "--max-length",
+        "16",
+        "--model",
+        "hidden_size=16",
+        "--model",
+        "num_attention_heads=2",
+        "--model",
+        "intermediate_size=16",
+        "--no-progress",
+    ]
     model = tmp_path / "model"
-    assert main(["train", "--train", str(data), "--text-field", "body", "--label-field", "stars",
-                 "--binary-threshold", "7", "--output-dir", str(model), *small]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--train",
+                str(data),
+                "--text-field",
+                "body",
+                "--label-field",
+                "stars",
+                "--binary-threshold",
+                "7",
+                "--output-dir",
+                str(model),
+                *small,
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "metrics.json"
     assert main(["evaluate", str(model), "--data", str(data), "--output", str(out)]) == 0  # no fields given
     assert json.loads(out.read_text())["examples"] == 80

@@ -56,8 +56,14 @@ def test_malformed_news_rows_name_file_line_and_field(tmp_path, rows, message):
 
 
 def test_counts_of_what_is_dropped_and_the_body_column(tmp_path):
-    rows = [_row("N1", "news", "Same Title"), _row("N1", "sports", "other"), _row("N2", "", "no category"),
-            _row("N3", "sports", "same  title"), _row("N4", "sports", "  "), _row("N5", "news", "Third")]  # fmt: skip
+    rows = [
+        _row("N1", "news", "Same Title"),
+        _row("N1", "sports", "other"),
+        _row("N2", "", "no category"),
+        _row("N3", "sports", "same  title"),
+        _row("N4", "sports", "  "),
+        _row("N5", "news", "Third"),
+    ]
     examples, report = read_topics(_news_tsv(tmp_path, rows))
     assert [(e.text, e.label) for e in examples] == [("Same Title", "news"), ("Third", "news")]
     assert (report.duplicate_ids, report.without_category, report.duplicate_texts, report.empty_texts) == (1, 1, 1, 1)
@@ -72,8 +78,10 @@ def test_counts_of_what_is_dropped_and_the_body_column(tmp_path):
 
 def test_mindrec_malformed_record(tmp_path):
     target = '\nWhether the user will click the target news "{}" in catagory {}?'
-    records = [{"input": 'User History: "A" in catagory news' + target.format("B", "sports"), "output": "Yes."},
-               {"input": "User History: broken" + target.format("C", "tv"), "output": "No."}]  # fmt: skip
+    records = [
+        {"input": 'User History: "A" in catagory news' + target.format("B", "sports"), "output": "Yes."},
+        {"input": "User History: broken" + target.format("C", "tv"), "output": "No."},
+    ]
     path = tmp_path / "rec.json.gz"
     with gzip.open(path, "wt") as f:
         json.dump(records, f)

@@ -52,7 +52,11 @@ def test_sumpubmed_chosen_fields_and_headings():
 
 def test_sentence_splitter():
     assert split_sentences('(CNN)The man said. He left! "Why?" she asked. The U.S. army came.') == [
-        "(CNN)The man said.", "He left!", '"Why?" she asked.', "The U.S. army came."]  # fmt: skip
+        "(CNN)The man said.",
+        "He left!",
+        '"Why?" she asked.',
+        "The U.S. army came.",
+    ]
     assert split_sentences("first line\nsecond. third") == ["first line", "second.", "third"]
 
 

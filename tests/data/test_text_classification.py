@@ -31,13 +31,20 @@ def test_yelp_headerless_csv_gz():
 
 @needs_data
 def test_amazon_csvs_with_headers():
-    full = read_examples(DATA / "amazon" / "amazon_review_full_condensed_test999.csv", text_field="input",
-                         label_field="target")  # fmt: skip
+    full = read_examples(
+        DATA / "amazon" / "amazon_review_full_condensed_test999.csv", text_field="input", label_field="target"
+    )
     assert len(full) == 999
-    assert set(LabelMap.from_examples(full).labels) == {"Very Negative", "Negative", "Neutral", "Positive",
-                                                         "Very Positive"}  # fmt: skip
-    electronics = read_examples(DATA / "amazon" / "amazon_electronics_sandisk_4915.csv", text_field="reviewText",
-                                label_field="overall")  # fmt: skip
+    assert set(LabelMap.from_examples(full).labels) == {
+        "Very Negative",
+        "Negative",
+        "Neutral",
+        "Positive",
+        "Very Positive",
+    }
+    electronics = read_examples(
+        DATA / "amazon" / "amazon_electronics_sandisk_4915.csv", text_field="reviewText", label_field="overall"
+    )
     assert len(electronics) == 4_915
     assert LabelMap.from_examples(electronics).labels == ["1", "2", "3", "4", "5"]
 
@@ -147,13 +154,21 @@ def test_one_value_spelled_two_ways_is_one_class(tmp_path):
         ("fake.csv.gz", b"1,good\n", {}, r"fake.csv.gz: named .gz but not gzip-compressed"),
         ("cut.csv.gz", None, {}, r"cut.csv.gz: the gzip stream is damaged or cut short after line \d+"),
         ("latin.csv", b"1,ok\n2,caf\xe9\n", {}, r"latin.csv:2: not UTF-8 text \(byte 0xe9 at column 6\)"),
-        ("tabs.csv", b"1\tgood movie\n2\tbad movie\n", {},
-         r"tabs.csv:1: field 'column 1': the text column is beyond the row's 1 field\(s\) \(the row holds a tab"),
-        ("short.csv", b"1,good\n2,bad\n", {"label_field": 5},
-         r"short.csv:1: field 'column 5': the label column is beyond the row's 2 field\(s\)"),
+        (
+            "tabs.csv",
+            b"1\tgood movie\n2\tbad movie\n",
+            {},
+            r"tabs.csv:1: field 'column 1': the text column is beyond the row's 1 field\(s\) \(the row holds a tab",
+        ),
+        (
+            "short.csv",
+            b"1,good\n2,bad\n",
+            {"label_field": 5},
+            r"short.csv:1: field 'column 5': the label column is beyond the row's 2 field\(s\)",
+        ),
         ("ragged.csv", b"1,good\n2\n", {}, r"ragged.csv:2: expected 2 fields, found 1"),
     ],
-)  # fmt: skip
+)
 def test_a_malformed_file_is_an_error_at_its_line(tmp_path, name, data, kwargs, message):
     import gzip
 
@@ -175,8 +190,18 @@ def test_an_evaluation_label_the_training_file_lacks_stops_the_run_before_traini
     train = _write(tmp_path, "train.csv", "".join(f"{i % 2},text {i}\n" for i in range(40)))
     test = _write(tmp_path, "test.csv", "0,a\n1,b\n7,c\n")
     with pytest.raises(SystemExit, match=r"test.csv:3: field 'label': label '7' was not seen in training"):
-        main(["train", "--train", str(train), "--test", str(test), "--output-dir", str(tmp_path / "run"),
-              "--no-progress"])  # fmt: skip
+        main(
+            [
+                "train",
+                "--train",
+                str(train),
+                "--test",
+                str(test),
+                "--output-dir",
+                str(tmp_path / "run"),
+                "--no-progress",
+            ]
+        )
     assert not (tmp_path / "run" / "checkpoints").exists()  # nothing trained
 
 

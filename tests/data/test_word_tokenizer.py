@@ -56,8 +56,19 @@ def test_round_trip_through_save_pretrained(tmp_path):
     assert tokenizer.pad_token_id == 0 and tokenizer.convert_ids_to_tokens([1]) == ["[UNK]"]
     text = "It's a GREAT film, don't you think?"
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    assert tokenizer.convert_ids_to_tokens(ids) == ["it", "'s", "[UNK]", "great", "film", ",", "do", "n't",
-                                                    "[UNK]", "[UNK]", "?"]  # fmt: skip
+    assert tokenizer.convert_ids_to_tokens(ids) == [
+        "it",
+        "'s",
+        "[UNK]",
+        "great",
+        "film",
+        ",",
+        "do",
+        "n't",
+        "[UNK]",
+        "[UNK]",
+        "?",
+    ]
     tokenizer.save_pretrained(tmp_path)
     reloaded = AutoTokenizer.from_pretrained(tmp_path)
     assert reloaded(text, add_special_tokens=False)["input_ids"] == ids

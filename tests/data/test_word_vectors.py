@@ -112,8 +112,9 @@ def test_vectors_that_cover_no_vocabulary_word_are_an_error(tmp_path):
 
     (tmp_path / "v.txt").write_text("zzzqx 0.1 0.2\nqqqzx 0.3 0.4\n")
     tokenizer = train_tokenizer(["a film about a film"] * 3, vocab_size=40)
-    model = FastformerModel(FastformerConfig(vocab_size=len(tokenizer), hidden_size=8, num_attention_heads=2,
-                                             intermediate_size=8))  # fmt: skip
+    model = FastformerModel(
+        FastformerConfig(vocab_size=len(tokenizer), hidden_size=8, num_attention_heads=2, intermediate_size=8)
+    )
     vectors = load_word_vectors(str(tmp_path / "v.txt"), None)
     with pytest.raises(ValueError, match="none of the .* vocabulary words has a vector"):
         initialise_embeddings(model, tokenizer, vectors, freeze=False, seed=0)

@@ -21,17 +21,46 @@ SST = SHARED / "data" / "sst5"
 IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"
 PUBMED = SHARED / "data" / "pubmed"
 MIND = SHARED / "data" / "mind"
-SMALL = ["--model", "hidden_size=16", "--model", "num_attention_heads=2", "--model", "intermediate_size=16",
-         "--no-progress"]  # fmt: skip
+SMALL = [
+    "--model",
+    "hidden_size=16",
+    "--model",
+    "num_attention_heads=2",
+    "--model",
+    "intermediate_size=16",
+    "--no-progress",
+]
 REVIEW = "The food wasn't great, but the staff at the U.S. branch were friendly — I'd go back in 2025!"
 
 
 @pytest.fixture(scope="module")
 def classifier(tmp_path_factory):
     out = tmp_path_factory.mktemp("explain") / "sst"
-    assert main(["train", "--train", str(SST / "sst_train.txt"), "--validation", str(SST / "sst_dev.txt"),
-                 "--max-train-examples", "200", "--max-eval-examples", "20", "--epochs", "1", "--vocab-size", "800",
-                 "--max-length", "40", "--output-dir", str(out), *SMALL]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--train",
+                str(SST / "sst_train.txt"),
+                "--validation",
+                str(SST / "sst_dev.txt"),
+                "--max-train-examples",
+                "200",
+                "--max-eval-examples",
+                "20",
+                "--epochs",
+                "1",
+                "--vocab-size",
+                "800",
+                "--max-length",
+                "40",
+                "--output-dir",
+                str(out),
+                *SMALL,
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -44,8 +73,9 @@ def _tokenizer(folder):
 def test_words_are_the_tokenizers_words_with_their_spans(classifier):
     tokenizer = _tokenizer(classifier)
     tokenized = split_words(tokenizer, REVIEW, max_length=None)
-    pre_tokenized = tokenizer.backend_tokenizer.pre_tokenizer.pre_tokenize_str(tokenizer.backend_tokenizer.normalizer
-                                                                               .normalize_str(REVIEW))  # fmt: skip
+    pre_tokenized = tokenizer.backend_tokenizer.pre_tokenizer.pre_tokenize_str(
+        tokenizer.backend_tokenizer.normalizer.normalize_str(REVIEW)
+    )
     assert len(tokenized.words) == len(pre_tokenized)
     for word in tokenized.words:
         assert REVIEW[word.start : word.end] == word.text and word.read
@@ -132,9 +162,17 @@ def _chromium() -> str | None:
 
 
 def _browser(binary: str, profile, *args: str) -> subprocess.CompletedProcess:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}"]  # fmt: skip
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+    ]
     return subprocess.run([binary, *flags, *args], capture_output=True, text=True, timeout=120)
 
 
@@ -142,8 +180,10 @@ def test_the_page_renders_in_a_real_browser(classifier, tmp_path, capsys):
     """The page of a long text (paged, part of it after the truncation point) as Chromium shows it."""
     binary = _chromium()
     text = " ".join([REVIEW] * 6)  # ~130 words, more than the 40 tokens the model reads
-    assert main(["explain", str(classifier), text, "--output-dir", str(tmp_path), "--page-words", "50", "--png",
-                 "--json"]) == 0  # fmt: skip
+    assert (
+        main(["explain", str(classifier), text, "--output-dir", str(tmp_path), "--page-words", "50", "--png", "--json"])
+        == 0
+    )
     page = tmp_path / "arg-1.html"
     assert "http" not in page.read_text().replace("http-equiv", "")  # self-contained: nothing fetched
     words = len(json.loads((tmp_path / "arg-1.json").read_text())["words"])
@@ -194,8 +234,27 @@ def test_command_line_errors(classifier, tmp_path):
 def test_file_lines_and_a_chosen_view(classifier, tmp_path, capsys):
     source = tmp_path / "texts.txt"
     source.write_text("a lovely film\n\nthe plot is dull and slow\n")
-    assert main(["explain", str(classifier), "--file", str(source), "--weights", "beta", "--layer", "1", "--head",
-                 "2", "--output-dir", str(tmp_path / "out"), "--top-k", "0"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "explain",
+                str(classifier),
+                "--file",
+                str(source),
+                "--weights",
+                "beta",
+                "--layer",
+                "1",
+                "--head",
+                "2",
+                "--output-dir",
+                str(tmp_path / "out"),
+                "--top-k",
+                "0",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "line-1:" in printed and "line-3:" in printed and "line-2" not in printed  # blank lines skipped
     assert "beta, layer 1, head 2" in printed
@@ -205,19 +264,85 @@ def test_file_lines_and_a_chosen_view(classifier, tmp_path, capsys):
 
 def test_a_language_model_and_a_summarizer_are_explained(tmp_path, capsys):
     lm = tmp_path / "lm"
-    assert main(["train", "lm", "--train", str(IMDB), "--where", "train:split=train", "--max-train-texts", "60",
-                 "--max-eval-texts", "8", "--max-steps", "4", "--vocab-size", "300", "--block-size", "32",
-                 "--batch-size", "8", "--output-dir", str(lm), *SMALL]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "lm",
+                "--train",
+                str(IMDB),
+                "--where",
+                "train:split=train",
+                "--max-train-texts",
+                "60",
+                "--max-eval-texts",
+                "8",
+                "--max-steps",
+                "4",
+                "--vocab-size",
+                "300",
+                "--block-size",
+                "32",
+                "--batch-size",
+                "8",
+                "--output-dir",
+                str(lm),
+                *SMALL,
+            ]
+        )
+        == 0
+    )
     summarizer = tmp_path / "summarizer"
-    assert main(["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "24", "4",
-                 "4", "--max-source-length", "64", "--max-target-length", "12", "--vocab-size", "400",
-                 "--batch-size", "8", "--epochs", "1", "--num-beams", "1", "--model", "decoder_layers=1",
-                 "--output-dir", str(summarizer), *SMALL]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "summarize",
+                "--train",
+                str(PUBMED / "cohan_sample_train.jsonl.gz"),
+                "--split",
+                "24",
+                "4",
+                "4",
+                "--max-source-length",
+                "64",
+                "--max-target-length",
+                "12",
+                "--vocab-size",
+                "400",
+                "--batch-size",
+                "8",
+                "--epochs",
+                "1",
+                "--num-beams",
+                "1",
+                "--model",
+                "decoder_layers=1",
+                "--output-dir",
+                str(summarizer),
+                *SMALL,
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     for folder in (lm, summarizer):
         out = tmp_path / f"explained-{folder.name}"
-        assert main(["explain", str(folder), "The patients were treated with a new drug for two weeks",
-                     "--output-dir", str(out), "--json", "--trials", "3"]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "explain",
+                    str(folder),
+                    "The patients were treated with a new drug for two weeks",
+                    "--output-dir",
+                    str(out),
+                    "--json",
+                    "--trials",
+                    "3",
+                ]
+            )
+            == 0
+        )
         data = json.loads((out / "arg-1.json").read_text())
         layers = json.loads((folder / "config.json").read_text())["num_hidden_layers"]
         assert data["pooling"] is None and len(data["layers"]) == layers  # no pooling head: alpha and beta per layer
@@ -232,16 +357,41 @@ def test_a_news_recommender_is_explained_per_user(tmp_path, capsys, popularity):
     mind = tmp_path / "mind"
     assert main(["convert-mindrec", str(MIND / "mindrec20_test.json.gz"), str(mind)]) == 0
     folder = tmp_path / "news"
-    assert main(["train", "news", "--train", str(mind), "--epochs", "1", "--max-train-impressions", "40",
-                 "--max-eval-impressions", "10", "--vocab-size", "600", "--batch-size", "16",
-                 "--output-dir", str(folder), *SMALL, "--model", "hidden_size=64",  # the default GloVe needs >= 50
-                 *(["--popularity"] if popularity else [])]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "news",
+                "--train",
+                str(mind),
+                "--epochs",
+                "1",
+                "--max-train-impressions",
+                "40",
+                "--max-eval-impressions",
+                "10",
+                "--vocab-size",
+                "600",
+                "--batch-size",
+                "16",
+                "--output-dir",
+                str(folder),
+                *SMALL,
+                "--model",
+                "hidden_size=64",  # the default GloVe needs >= 50
+                *(["--popularity"] if popularity else []),
+            ]
+        )
+        == 0
+    )
     from fastformer.data.mind import load_mind
 
     user = next(i.user_id for i in load_mind(mind).impressions if len(i.history) >= 2)
     out = tmp_path / "explained"
-    assert main(["explain", str(folder), "--user", user, "--data", str(mind), "--output-dir", str(out), "--png",
-                 "--json"]) == 0  # fmt: skip
+    assert (
+        main(["explain", str(folder), "--user", user, "--data", str(mind), "--output-dir", str(out), "--png", "--json"])
+        == 0
+    )
     data = json.loads((out / f"user-{user}.json").read_text())
     assert data["candidates"] and data["clicked"]
     assert abs(sum(c["weight"] for c in data["clicked"]) - 1) < 1e-5

@@ -10,8 +10,14 @@ from fastformer.parameters import count_parameters, parameter_report
 from fastformer.presets import PRESETS
 from tests.helpers import right_padding_mask
 
-TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
-            max_position_embeddings=64, hidden_dropout_prob=0.0)  # fmt: skip
+TINY = dict(
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    intermediate_size=48,
+    max_position_embeddings=64,
+    hidden_dropout_prob=0.0,
+)
 
 # every switch of the attention and the encoder, each varied from the paper preset
 VARIANTS = {
@@ -69,8 +75,12 @@ def test_sequence_alone_equals_same_sequence_in_padded_batch(variant):
     torch.manual_seed(1)
     encoder = make(variant).double().eval()
     short = torch.randn(1, 11, 32, dtype=torch.float64)
-    batch = torch.cat([torch.randn(1, 30, 32, dtype=torch.float64), torch.cat([short, 1e3 * torch.randn(1, 19, 32,
-                      dtype=torch.float64)], 1)])  # fmt: skip
+    batch = torch.cat(
+        [
+            torch.randn(1, 30, 32, dtype=torch.float64),
+            torch.cat([short, 1e3 * torch.randn(1, 19, 32, dtype=torch.float64)], 1),
+        ]
+    )
     together, _ = encoder(batch, right_padding_mask([30, 11], 30))
     alone, _ = encoder(short)
     torch.testing.assert_close(together[1, :11], alone[0], rtol=1e-10, atol=1e-10)

@@ -19,9 +19,17 @@ from fastformer.models.fastformer import (
 )
 from fastformer.ops.naive import pooling_weights_reference
 
-BASE = dict(vocab_size=40, hidden_size=16, num_attention_heads=2, intermediate_size=32, num_hidden_layers=2,
-            max_position_embeddings=24, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-            pad_token_id=0)  # fmt: skip
+BASE = dict(
+    vocab_size=40,
+    hidden_size=16,
+    num_attention_heads=2,
+    intermediate_size=32,
+    num_hidden_layers=2,
+    max_position_embeddings=24,
+    hidden_dropout_prob=0.0,
+    attention_probs_dropout_prob=0.0,
+    pad_token_id=0,
+)
 
 
 def _reference(layer: FastformerAttention, x: torch.Tensor, mask: torch.Tensor, steps=None):
@@ -29,9 +37,17 @@ def _reference(layer: FastformerAttention, x: torch.Tensor, mask: torch.Tensor, 
     heads = lambda t: t.view(B, N, layer.num_heads, layer.head_size).transpose(1, 2)  # noqa: E731
     (w_q, b_q), (w_k, b_k) = layer.scoring_weights("query"), layer.scoring_weights("key")
     return pooling_weights_reference(
-        heads(layer.query(x)), heads(layer.key(x)), w_q, w_k, mask, b_q=b_q, b_k=b_k,
-        scale=1 / math.sqrt(layer.head_size), interaction=layer.interaction, steps=steps,
-    )  # fmt: skip
+        heads(layer.query(x)),
+        heads(layer.key(x)),
+        w_q,
+        w_k,
+        mask,
+        b_q=b_q,
+        b_k=b_k,
+        scale=1 / math.sqrt(layer.head_size),
+        interaction=layer.interaction,
+        steps=steps,
+    )
 
 
 @pytest.mark.parametrize("interaction", ["product", "add"])

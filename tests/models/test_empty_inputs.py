@@ -45,8 +45,14 @@ def test_layers_give_an_empty_output_for_no_tokens(implementation):
 def test_a_classifier_on_empty_texts_gives_its_bias_and_a_finite_loss(implementation):
     from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
 
-    config = FastformerConfig(vocab_size=30, hidden_size=16, num_attention_heads=2, intermediate_size=16,
-                              num_labels=3, fastformer_implementation=implementation)  # fmt: skip
+    config = FastformerConfig(
+        vocab_size=30,
+        hidden_size=16,
+        num_attention_heads=2,
+        intermediate_size=16,
+        num_labels=3,
+        fastformer_implementation=implementation,
+    )
     model = FastformerForSequenceClassification(config)
     empty = torch.zeros(2, 0, dtype=torch.long)
     out = model(input_ids=empty, attention_mask=empty, labels=torch.tensor([0, 2]))

@@ -19,9 +19,17 @@ from fastformer.models.fastformer import (
 )
 
 VOCAB, HIDDEN = 40, 16
-BASE = dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_attention_heads=2, intermediate_size=32, num_hidden_layers=2,
-            max_position_embeddings=24, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-            pad_token_id=0)  # fmt: skip
+BASE = dict(
+    vocab_size=VOCAB,
+    hidden_size=HIDDEN,
+    num_attention_heads=2,
+    intermediate_size=32,
+    num_hidden_layers=2,
+    max_position_embeddings=24,
+    hidden_dropout_prob=0.0,
+    attention_probs_dropout_prob=0.0,
+    pad_token_id=0,
+)
 
 
 def _ids(lengths: list[int], seed: int = 0, left: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
@@ -104,17 +112,36 @@ def _news_row(inputs: dict, row: int, B: int) -> dict:
 # head -> (class, extra config fields, inputs, the output compared row by row, decodes)
 HEADS = {
     "base": (FastformerModel, {}, encoder_inputs, "last_hidden_state", False),
-    "sequence-classification": (FastformerForSequenceClassification, dict(num_labels=3), classification_inputs,
-                                "logits", False),
-    "sequence-classification-softmax": (FastformerForSequenceClassification,
-                                        dict(num_labels=3, attention_type="softmax"), classification_inputs, "logits",
-                                        False),
-    "causal-lm": (FastformerForCausalLM, dict(causal=True, norm_position="pre", bos_token_id=1, eos_token_id=2),
-                  causal_inputs, "logits", True),
-    "seq2seq": (FastformerForConditionalGeneration, dict(max_target_positions=16, bos_token_id=1, eos_token_id=2,
-                                                         decoder_start_token_id=1), seq2seq_inputs, "logits", True),
+    "sequence-classification": (
+        FastformerForSequenceClassification,
+        dict(num_labels=3),
+        classification_inputs,
+        "logits",
+        False,
+    ),
+    "sequence-classification-softmax": (
+        FastformerForSequenceClassification,
+        dict(num_labels=3, attention_type="softmax"),
+        classification_inputs,
+        "logits",
+        False,
+    ),
+    "causal-lm": (
+        FastformerForCausalLM,
+        dict(causal=True, norm_position="pre", bos_token_id=1, eos_token_id=2),
+        causal_inputs,
+        "logits",
+        True,
+    ),
+    "seq2seq": (
+        FastformerForConditionalGeneration,
+        dict(max_target_positions=16, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1),
+        seq2seq_inputs,
+        "logits",
+        True,
+    ),
     "news": (FastformerForNewsRecommendation, dict(num_hidden_layers=1, max_history=4), news_inputs, "logits", False),
-}  # fmt: skip
+}
 LENGTHS = [7, 3, 5]
 
 
@@ -279,9 +306,16 @@ def test_generate_returns_dict_outputs_with_scores_and_hidden_states(decoder, de
     model, _, _ = build(head, **extra)
     ids, mask = _ids([6, 4], seed=3, left=head == "causal-lm")
     with torch.no_grad():
-        out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=3, pad_token_id=0,
-                             return_dict_in_generate=True, output_scores=True, output_hidden_states=True,
-                             **DECODINGS[decoding])  # fmt: skip
+        out = model.generate(
+            input_ids=ids,
+            attention_mask=mask,
+            max_new_tokens=3,
+            pad_token_id=0,
+            return_dict_in_generate=True,
+            output_scores=True,
+            output_hidden_states=True,
+            **DECODINGS[decoding],
+        )
     assert len(out.scores) == 3 and out.scores[0].shape[-1] == VOCAB
     hidden = out.decoder_hidden_states if head == "seq2seq" else out.hidden_states
     assert hidden is not None and len(hidden) == 3

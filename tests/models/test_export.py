@@ -34,8 +34,9 @@ def _inputs(B, N, seed):
 def test_exported_program_equals_eager(head, dynamic):
     cls, extra, key = HEADS[head]
     torch.manual_seed(0)
-    config = FastformerConfig(vocab_size=50, hidden_size=16, num_attention_heads=2, intermediate_size=16,
-                              max_position_embeddings=64, **extra)  # fmt: skip
+    config = FastformerConfig(
+        vocab_size=50, hidden_size=16, num_attention_heads=2, intermediate_size=16, max_position_embeddings=64, **extra
+    )
     model = cls(config).eval()
     example = _inputs(2, 9, 0)
     shapes = None
@@ -63,8 +64,9 @@ def test_fastformer_export_writes_a_program_whose_logits_equal_the_folders(tmp_p
     assert main(["export", str(run), str(tmp_path / "exported"), "--onnx"]) == 0
     program = torch.export.load(tmp_path / "exported" / "model.pt2").module()
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "exported")
-    batch = tokenizer(["w1 w2 mark2x0 w3", "w5 mark1x1 w7 w8 w9 w10 w11"], padding=True, return_tensors="pt",
-                      add_special_tokens=False)  # fmt: skip
+    batch = tokenizer(
+        ["w1 w2 mark2x0 w3", "w5 mark1x1 w7 w8 w9 w10 w11"], padding=True, return_tensors="pt", add_special_tokens=False
+    )
     model = load_model(run)[0]
     with torch.no_grad():
         expected = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
@@ -88,8 +90,9 @@ def test_the_torchscript_onnx_exporter_is_refused_with_the_way_that_works(tmp_pa
     up to 1.0 on other lengths, no error): refused, naming what to use instead."""
     from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
 
-    config = FastformerConfig.from_preset("paper", vocab_size=50, hidden_size=16, num_attention_heads=2,
-                                          intermediate_size=16, max_position_embeddings=32)  # fmt: skip
+    config = FastformerConfig.from_preset(
+        "paper", vocab_size=50, hidden_size=16, num_attention_heads=2, intermediate_size=16, max_position_embeddings=32
+    )
     model = FastformerForSequenceClassification(config).eval()
 
     class Logits(torch.nn.Module):

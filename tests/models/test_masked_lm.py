@@ -12,8 +12,14 @@ from fastformer.models.fastformer.modeling_masked_lm import masked_lm_loss_refer
 
 
 def tiny_config(**overrides):
-    fields = dict(vocab_size=60, hidden_size=16, num_attention_heads=2, intermediate_size=32,
-                  max_position_embeddings=32, hidden_dropout_prob=0.0)  # fmt: skip
+    fields = dict(
+        vocab_size=60,
+        hidden_size=16,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=32,
+        hidden_dropout_prob=0.0,
+    )
     return FastformerConfig.from_preset("paper", **{**fields, **overrides})
 
 

@@ -9,8 +9,14 @@ from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassificati
 import fastformer.models  # noqa: F401  (registers the Auto classes)
 from fastformer import FastformerConfig, FastformerForSequenceClassification, FastformerModel
 
-TINY = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
-            max_position_embeddings=64)  # fmt: skip
+TINY = dict(
+    vocab_size=99,
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    intermediate_size=37,
+    max_position_embeddings=64,
+)
 
 
 def tiny_config(preset="paper", **overrides):
@@ -42,8 +48,9 @@ def test_inputs_embeds_and_argument_errors():
     model = FastformerModel(tiny_config()).eval()
     ids, mask = batch()
     embeds = model.get_input_embeddings()(ids)
-    torch.testing.assert_close(model(inputs_embeds=embeds, attention_mask=mask).pooler_output,
-                               model(ids, attention_mask=mask).pooler_output)  # fmt: skip
+    torch.testing.assert_close(
+        model(inputs_embeds=embeds, attention_mask=mask).pooler_output, model(ids, attention_mask=mask).pooler_output
+    )
     with pytest.raises(ValueError, match="exactly one"):
         model()
 

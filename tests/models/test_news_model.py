@@ -12,10 +12,18 @@ ATTENTION_TYPES = ["fastformer", "softmax"]
 def make_model(attention_type="fastformer", **overrides):
     torch.manual_seed(0)
     config = FastformerConfig.from_preset(
-        "paper", vocab_size=50, hidden_size=16, num_attention_heads=4, intermediate_size=16, num_hidden_layers=1,
-        max_position_embeddings=12, max_history=6, attention_type=attention_type, hidden_dropout_prob=0.0,
+        "paper",
+        vocab_size=50,
+        hidden_size=16,
+        num_attention_heads=4,
+        intermediate_size=16,
+        num_hidden_layers=1,
+        max_position_embeddings=12,
+        max_history=6,
+        attention_type=attention_type,
+        hidden_dropout_prob=0.0,
         **overrides,
-    )  # fmt: skip
+    )
     return FastformerForNewsRecommendation(config).double().eval()
 
 
@@ -53,16 +61,22 @@ def test_loss_gradients_and_candidate_mask(attention_type):
     model = make_model(attention_type).train()
     ids, mask, history, candidates = batch()
     labels = torch.tensor([0, 2, 1])
-    out = model(news_input_ids=ids, news_attention_mask=mask, history_index=history, candidate_index=candidates,
-                labels=labels)  # fmt: skip
+    out = model(
+        news_input_ids=ids, news_attention_mask=mask, history_index=history, candidate_index=candidates, labels=labels
+    )
     torch.testing.assert_close(out.loss, torch.nn.functional.cross_entropy(out.logits, labels))
     out.loss.backward()
     grads = {n: p.grad for n, p in model.named_parameters()}
     assert all(torch.isfinite(g).all() for g in grads.values() if g is not None)
     assert grads["fastformer.word_embeddings.weight"].abs().sum() > 0
     assert any(g is not None and g.abs().sum() > 0 for n, g in grads.items() if n.startswith("user_encoder"))
-    masked = model(news_input_ids=ids, news_attention_mask=mask, history_index=history, candidate_index=candidates,
-                   candidate_mask=torch.tensor([[True, True, False]] * 3)).logits  # fmt: skip
+    masked = model(
+        news_input_ids=ids,
+        news_attention_mask=mask,
+        history_index=history,
+        candidate_index=candidates,
+        candidate_mask=torch.tensor([[True, True, False]] * 3),
+    ).logits
     assert (masked[:, 2] == torch.finfo(masked.dtype).min).all()
 
 
@@ -124,5 +138,9 @@ def test_popularity_score_is_added_per_candidate_and_learns(tmp_path):
     popular.save_pretrained(tmp_path)
     loaded = FastformerForNewsRecommendation.from_pretrained(tmp_path).double().eval()
     assert loaded.config.popularity_buckets == 4
-    torch.testing.assert_close(loaded.eval()(**kwargs, candidate_clicks=clicks).logits, popular.eval()(**kwargs,
-                               candidate_clicks=clicks).logits, rtol=0, atol=0)  # fmt: skip
+    torch.testing.assert_close(
+        loaded.eval()(**kwargs, candidate_clicks=clicks).logits,
+        popular.eval()(**kwargs, candidate_clicks=clicks).logits,
+        rtol=0,
+        atol=0,
+    )

@@ -24,7 +24,11 @@ def test_logits_equal_the_notebooks(fixture, dtype, tol):
     config = model.config
     assert (config.hidden_size, config.num_attention_heads, config.num_hidden_layers) == (64, 8, 2)
     assert (config.intermediate_size, config.max_position_embeddings, config.vocab_size, config.num_labels) == (
-        64, 128, 500, 4)  # fmt: skip
+        64,
+        128,
+        500,
+        4,
+    )
     with torch.no_grad():
         logits = model(fixture["input_ids"]).logits
     expected = fixture["expected_logits"]

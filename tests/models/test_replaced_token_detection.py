@@ -19,8 +19,15 @@ from fastformer.models.fastformer.modeling_replaced_token_detection import (
 
 
 def tiny_config(**overrides):
-    fields = dict(vocab_size=40, hidden_size=16, num_attention_heads=2, intermediate_size=32,
-                  max_position_embeddings=32, hidden_dropout_prob=0.0, layer_sharing=False)  # fmt: skip
+    fields = dict(
+        vocab_size=40,
+        hidden_size=16,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=32,
+        hidden_dropout_prob=0.0,
+        layer_sharing=False,
+    )
     return FastformerConfig.from_preset("paper", **{**fields, **overrides})
 
 

@@ -15,10 +15,21 @@ DECODER_TYPES = ["transformer", "fastformer"]
 def make_model(attention_type="fastformer", decoder_type="transformer"):
     torch.manual_seed(0)
     config = FastformerConfig.from_preset(
-        "paper", vocab_size=60, hidden_size=32, num_attention_heads=4, intermediate_size=64, num_hidden_layers=2,
-        max_position_embeddings=40, max_target_positions=16, decoder_layers=2, hidden_dropout_prob=0.0,
-        bos_token_id=2, eos_token_id=3, attention_type=attention_type, decoder_type=decoder_type,
-    )  # fmt: skip
+        "paper",
+        vocab_size=60,
+        hidden_size=32,
+        num_attention_heads=4,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        max_position_embeddings=40,
+        max_target_positions=16,
+        decoder_layers=2,
+        hidden_dropout_prob=0.0,
+        bos_token_id=2,
+        eos_token_id=3,
+        attention_type=attention_type,
+        decoder_type=decoder_type,
+    )
     return FastformerForConditionalGeneration(config).double().eval()
 
 
@@ -59,22 +70,30 @@ def test_decoder_is_causal_and_cached_decoding_equals_one_pass(decoder_type):
     encoder_outputs = model.get_encoder()(ids, mask, return_dict=True)
     cache, steps = None, []
     for t in range(decoder_ids.shape[1]):
-        out = model(encoder_outputs=encoder_outputs, attention_mask=mask, decoder_input_ids=decoder_ids[:, t : t + 1],
-                    cache=cache, use_cache=True)  # fmt: skip
+        out = model(
+            encoder_outputs=encoder_outputs,
+            attention_mask=mask,
+            decoder_input_ids=decoder_ids[:, t : t + 1],
+            cache=cache,
+            use_cache=True,
+        )
         cache = out.cache
         steps.append(out.logits)
     torch.testing.assert_close(torch.cat(steps, 1), full, rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize(("attention_type", "decoder_type"), [("fastformer", "transformer"), ("softmax", "transformer"),
-                                                               ("fastformer", "fastformer")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("attention_type", "decoder_type"),
+    [("fastformer", "transformer"), ("softmax", "transformer"), ("fastformer", "fastformer")],
+)
 def test_generate_greedy_and_beam_with_and_without_cache(attention_type, decoder_type):
     model = make_model(attention_type, decoder_type)
     ids, mask = source_batch()
     for settings in (dict(num_beams=1), dict(num_beams=4, length_penalty=2.0, no_repeat_ngram_size=2)):
         cached = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=8, do_sample=False, **settings)
-        plain = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=8, do_sample=False,
-                               use_cache=False, **settings)  # fmt: skip
+        plain = model.generate(
+            input_ids=ids, attention_mask=mask, max_new_tokens=8, do_sample=False, use_cache=False, **settings
+        )
         assert torch.equal(cached, plain)
         assert (cached[:, 0] == model.config.decoder_start_token_id).all()
     # the last document alone generates what it generates in the padded batch
@@ -89,8 +108,13 @@ def test_fastformer_decoder_state_does_not_grow():
     encoder_outputs = model.get_encoder()(ids, mask, return_dict=True)
     cache, sizes = None, []
     for t in range(12):
-        out = model(encoder_outputs=encoder_outputs, attention_mask=mask, decoder_input_ids=torch.full((3, 1), 5 + t),
-                    cache=cache, use_cache=True)  # fmt: skip
+        out = model(
+            encoder_outputs=encoder_outputs,
+            attention_mask=mask,
+            decoder_input_ids=torch.full((3, 1), 5 + t),
+            cache=cache,
+            use_cache=True,
+        )
         cache = out.cache
         sizes.append(cache.nbytes())
     assert len(set(sizes[1:])) == 1  # fixed-size self-attention state (the source's keys / values are apart)
@@ -128,9 +152,18 @@ def test_an_untied_output_layer_is_saved_and_loaded(decoder_type, tmp_path):
     from fastformer.models.fastformer import FastformerConfig, FastformerForConditionalGeneration
 
     torch.manual_seed(0)
-    config = FastformerConfig(vocab_size=40, hidden_size=16, num_attention_heads=2, intermediate_size=16,
-                              decoder_layers=1, max_target_positions=16, bos_token_id=1, eos_token_id=2,
-                              decoder_type=decoder_type, tie_word_embeddings=False)  # fmt: skip
+    config = FastformerConfig(
+        vocab_size=40,
+        hidden_size=16,
+        num_attention_heads=2,
+        intermediate_size=16,
+        decoder_layers=1,
+        max_target_positions=16,
+        bos_token_id=1,
+        eos_token_id=2,
+        decoder_type=decoder_type,
+        tie_word_embeddings=False,
+    )
     model = FastformerForConditionalGeneration(config).eval()
     assert model.lm_head.weight.data_ptr() != model.get_input_embeddings().weight.data_ptr()
     model.save_pretrained(tmp_path)
@@ -150,8 +183,16 @@ def test_a_checkpoint_without_the_shared_embeddings_reports_them_missing(tmp_pat
 
     from fastformer.models.fastformer import FastformerConfig, FastformerForConditionalGeneration
 
-    config = FastformerConfig(vocab_size=40, hidden_size=16, num_attention_heads=2, intermediate_size=16,
-                              decoder_layers=1, max_target_positions=16, bos_token_id=1, eos_token_id=2)  # fmt: skip
+    config = FastformerConfig(
+        vocab_size=40,
+        hidden_size=16,
+        num_attention_heads=2,
+        intermediate_size=16,
+        decoder_layers=1,
+        max_target_positions=16,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     model = FastformerForConditionalGeneration(config)
     shared = model.fastformer.word_embeddings.weight
     assert model.decoder.embed_tokens.weight is shared and model.lm_head.weight is shared

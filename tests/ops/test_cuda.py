@@ -34,8 +34,9 @@ def test_compiled_layer_on_cuda_matches_eager(dtype):
     mask = right_padding_mask([1000, 999, 500, 1], 1000).cuda()
     eager = layer(x, mask)
     compiled = torch.compile(layer)(x, mask)
-    assert_rms_close(compiled.float().cpu(), eager.float().cpu(), torch.bfloat16 if dtype != torch.float32 else
-                     torch.float32)  # fmt: skip
+    assert_rms_close(
+        compiled.float().cpu(), eager.float().cpu(), torch.bfloat16 if dtype != torch.float32 else torch.float32
+    )
     (g_eager,) = torch.autograd.grad(eager[mask].float().sum(), x)
     (g_comp,) = torch.autograd.grad(compiled[mask].float().sum(), x)
     assert_rms_close(g_comp.float().cpu(), g_eager.float().cpu(), torch.bfloat16)

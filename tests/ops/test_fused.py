@@ -19,8 +19,9 @@ def tokens(t: torch.Tensor) -> torch.Tensor:  # (B, H, N, D) -> (B, N, H * D)
 def fused_on_heads(q, k, v, w_q, w_k, mask=None, b_q=None, b_k=None, share_v=False):
     """The fused op called on (B, H, N, D) tensors, output back in (B, N, H * D)."""
     qt = tokens(q)
-    return fastformer_attention_fused(qt, tokens(k), qt if share_v else tokens(v), w_q, w_k, mask,
-                                      num_heads=q.shape[1], b_q=b_q, b_k=b_k)  # fmt: skip
+    return fastformer_attention_fused(
+        qt, tokens(k), qt if share_v else tokens(v), w_q, w_k, mask, num_heads=q.shape[1], b_q=b_q, b_k=b_k
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])
@@ -161,12 +162,23 @@ def test_chunked_online_softmax_matches_reference(chunk_tokens, scoring, share_v
     mask = right_padding_mask([50, 23, 0], N)
     v_used = q if share_v else v
     qt = tokens(q)
-    fast = fastformer_attention_fused(qt, tokens(k), qt if share_v else tokens(v), w_q, w_k, mask, num_heads=H,
-                                      b_q=b_q, b_k=b_k, chunk_tokens=chunk_tokens)  # fmt: skip
+    fast = fastformer_attention_fused(
+        qt,
+        tokens(k),
+        qt if share_v else tokens(v),
+        w_q,
+        w_k,
+        mask,
+        num_heads=H,
+        b_q=b_q,
+        b_k=b_k,
+        chunk_tokens=chunk_tokens,
+    )
     ref = tokens(fastformer_attention_reference(q, k, v_used, w_q, w_k, mask, b_q=b_q, b_k=b_k))
     torch.testing.assert_close(fast, ref, rtol=1e-12, atol=1e-12)
     grad_out = torch.randn_like(fast)
     wrt = [q, k, w_q, w_k] + ([] if share_v else [v])
-    for a, b in zip(torch.autograd.grad((fast * grad_out).sum(), wrt), torch.autograd.grad((ref * grad_out).sum(), wrt),
-                    strict=True):  # fmt: skip
+    for a, b in zip(
+        torch.autograd.grad((fast * grad_out).sum(), wrt), torch.autograd.grad((ref * grad_out).sum(), wrt), strict=True
+    ):
         torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10)

@@ -9,8 +9,21 @@ from fastformer.ops.naive import fastformer_block_reference
 from fastformer.profiling import peak_memory_bytes
 from tests.helpers import assert_rms_close, right_padding_mask
 
-NAMES = ["x", "w_query", "b_query", "w_key", "b_key", "w_q", "w_k", "w_transform", "b_transform", "w_out", "b_out",
-         "b_q", "b_k"]  # fmt: skip
+NAMES = [
+    "x",
+    "w_query",
+    "b_query",
+    "w_key",
+    "b_key",
+    "w_q",
+    "w_k",
+    "w_transform",
+    "b_transform",
+    "w_out",
+    "b_out",
+    "b_q",
+    "b_k",
+]
 
 
 def block_inputs(B, N, H, D, dtype, scoring="full", output_dense=True, seed=0, requires_grad=False):
@@ -22,9 +35,21 @@ def block_inputs(B, N, H, D, dtype, scoring="full", output_dense=True, seed=0, r
         return (std * torch.randn(*shape, generator=g, dtype=torch.float64)).to(dtype).requires_grad_(requires_grad)
 
     w_shape = (H, D) if scoring == "per_head" else (H, H, D)
-    t = dict(x=rand(B, N, C), w_query=rand(C, C, std=C**-0.5), b_query=rand(C), w_key=rand(C, C, std=C**-0.5),
-             b_key=rand(C), w_q=rand(*w_shape), w_k=rand(*w_shape), w_transform=rand(C, C, std=C**-0.5),
-             b_transform=rand(C), w_out=rand(C, C, std=C**-0.5), b_out=rand(C), b_q=rand(H), b_k=rand(H))  # fmt: skip
+    t = dict(
+        x=rand(B, N, C),
+        w_query=rand(C, C, std=C**-0.5),
+        b_query=rand(C),
+        w_key=rand(C, C, std=C**-0.5),
+        b_key=rand(C),
+        w_q=rand(*w_shape),
+        w_k=rand(*w_shape),
+        w_transform=rand(C, C, std=C**-0.5),
+        b_transform=rand(C),
+        w_out=rand(C, C, std=C**-0.5),
+        b_out=rand(C),
+        b_q=rand(H),
+        b_k=rand(H),
+    )
     if not output_dense:
         t["w_out"] = t["b_out"] = None
     return t

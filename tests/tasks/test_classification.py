@@ -18,8 +18,19 @@ from fastformer.tasks.configs import ClassificationConfig
 from tests.helpers import SHARED
 
 SST = SHARED / "data" / "sst5"
-TINY = ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=32",
-        "--vocab-size", "600", "--max-length", "64", "--no-progress"]  # fmt: skip
+TINY = [
+    "--model",
+    "hidden_size=32",
+    "--model",
+    "num_attention_heads=4",
+    "--model",
+    "intermediate_size=32",
+    "--vocab-size",
+    "600",
+    "--max-length",
+    "64",
+    "--no-progress",
+]
 
 
 def fastformer(*args: str, **kwargs) -> subprocess.CompletedProcess:
@@ -29,16 +40,39 @@ def fastformer(*args: str, **kwargs) -> subprocess.CompletedProcess:
 
 def test_builtin_task_trains_saves_and_reloads(tmp_path, capsys):
     out = tmp_path / "run"
-    assert main(["train", "--output-dir", str(out), "--max-train-examples", "400", "--epochs", "1",
-                 "--max-eval-examples", "100", *TINY]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--output-dir",
+                str(out),
+                "--max-train-examples",
+                "400",
+                "--epochs",
+                "1",
+                "--max-eval-examples",
+                "100",
+                *TINY,
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().err
     # before training, one line says what was read (a swapped column shows here); after it, the files written
     before = json.loads(printed.split("fastformer train classification: ", 1)[1].splitlines()[0])
     assert before["examples"] == {"train": 400, "validation": 100, "test": 100}
     assert sorted(before["training_labels"]) == ["0", "1", "2", "3"] and sum(before["training_labels"].values()) == 400
     assert f"wrote {out}: config.json" in printed and "model.safetensors" in printed
-    for name in ("config.json", "model.safetensors", "tokenizer.json", "metrics.json", "run_config.json",
-                 "predictions_validation.jsonl", "predictions_test.jsonl", "training.png"):  # fmt: skip
+    for name in (
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "metrics.json",
+        "run_config.json",
+        "predictions_validation.jsonl",
+        "predictions_test.jsonl",
+        "training.png",
+    ):
         assert (out / name).is_file(), name
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["test"]["examples"] == 100 and 0 <= metrics["test"]["macro_f1"] <= 1
@@ -66,9 +100,31 @@ def test_builtin_task_trains_saves_and_reloads(tmp_path, capsys):
 @pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
 def test_real_data_sst5_and_unknown_labels_at_evaluation(tmp_path, capsys):
     out = tmp_path / "sst"
-    assert main(["train", "--train", str(SST / "sst_train.txt"), "--validation", str(SST / "sst_dev.txt"),
-                 "--test", str(SST / "sst_test.txt"), "--max-train-examples", "300", "--max-eval-examples", "100",
-                 "--epochs", "1", "--batch-size", "32", "--output-dir", str(out), *TINY]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--train",
+                str(SST / "sst_train.txt"),
+                "--validation",
+                str(SST / "sst_dev.txt"),
+                "--test",
+                str(SST / "sst_test.txt"),
+                "--max-train-examples",
+                "300",
+                "--max-eval-examples",
+                "100",
+                "--epochs",
+                "1",
+                "--batch-size",
+                "32",
+                "--output-dir",
+                str(out),
+                *TINY,
+            ]
+        )
+        == 0
+    )
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["validation"]["labels"] == ["1", "2", "3", "4", "5"]
     assert main(["evaluate", str(out), "--data", str(SST / "sst_dev.txt")]) == 0
@@ -84,11 +140,37 @@ def test_real_data_sst5_and_unknown_labels_at_evaluation(tmp_path, capsys):
 @pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
 def test_baselines_in_the_same_pipeline(tmp_path):
     """The softmax-attention model and TF-IDF + logistic regression train, evaluate and save like Fastformer."""
-    data = ["--train", str(SST / "sst_train.txt"), "--validation", str(SST / "sst_dev.txt"), "--test",
-            str(SST / "sst_test.txt"), "--max-eval-examples", "300", "--subset", "first"]  # fmt: skip
+    data = [
+        "--train",
+        str(SST / "sst_train.txt"),
+        "--validation",
+        str(SST / "sst_dev.txt"),
+        "--test",
+        str(SST / "sst_test.txt"),
+        "--max-eval-examples",
+        "300",
+        "--subset",
+        "first",
+    ]
     softmax = tmp_path / "softmax"
-    assert main(["train", *data, "--max-train-examples", "300", "--epochs", "1", "--architecture", "softmax",
-                 "--output-dir", str(softmax), *TINY]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                *data,
+                "--max-train-examples",
+                "300",
+                "--epochs",
+                "1",
+                "--architecture",
+                "softmax",
+                "--output-dir",
+                str(softmax),
+                *TINY,
+            ]
+        )
+        == 0
+    )
     import fastformer.models  # noqa: F401
     from fastformer.layers import SoftmaxAttention
 
@@ -131,8 +213,9 @@ def test_baselines_in_the_same_pipeline(tmp_path):
 def test_config_file_and_flags_resolve_in_order(tmp_path):
     config = tmp_path / "c.yaml"
     config.write_text("epochs: 2\nlearning_rate: 0.01\nmodel:\n  hidden_size: 48\n")
-    args = build_parser("classification").parse_args(["--config", str(config), "--epochs", "5",
-                                                      "--model", "num_attention_heads=3"])  # fmt: skip
+    args = build_parser("classification").parse_args(
+        ["--config", str(config), "--epochs", "5", "--model", "num_attention_heads=3"]
+    )
     cfg = resolve_settings(ClassificationConfig, args)
     assert cfg.epochs == 5 and cfg.learning_rate == 0.01
     assert cfg.model["hidden_size"] == 48 and cfg.model["num_attention_heads"] == 3
@@ -149,10 +232,30 @@ def _final_logits(run_dir: Path) -> torch.Tensor:
         return model(input_ids=torch.arange(1, 65).view(2, 32)).logits
 
 
-RESUME_ARGS = ["train", "--max-train-examples", "400", "--max-eval-examples", "40", "--epochs", "2",
-               "--batch-size", "8", "--seed", "3", "--model", "hidden_size=32",
-               "--model", "num_attention_heads=4", "--model", "intermediate_size=32", "--vocab-size", "600",
-               "--max-length", "32", "--no-progress"]  # fmt: skip
+RESUME_ARGS = [
+    "train",
+    "--max-train-examples",
+    "400",
+    "--max-eval-examples",
+    "40",
+    "--epochs",
+    "2",
+    "--batch-size",
+    "8",
+    "--seed",
+    "3",
+    "--model",
+    "hidden_size=32",
+    "--model",
+    "num_attention_heads=4",
+    "--model",
+    "intermediate_size=32",
+    "--vocab-size",
+    "600",
+    "--max-length",
+    "32",
+    "--no-progress",
+]
 
 
 @pytest.mark.slow
@@ -164,8 +267,9 @@ def test_killed_run_resumes_to_the_same_result(tmp_path):
 
     killed, whole = tmp_path / "killed", tmp_path / "whole"
     exe = str(Path(sys.executable).parent / "fastformer")
-    process = subprocess.Popen([exe, *RESUME_ARGS, "--output-dir", str(killed)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [exe, *RESUME_ARGS, "--output-dir", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 300
     while not list((killed / "checkpoints").glob("checkpoint-*/trainer_state.json")):
         assert process.poll() is None, "the run ended before it could be killed"
@@ -199,8 +303,18 @@ def test_two_torchrun_processes_match_one_process(tmp_path):
     Each global batch is collated (padded) once and split between the processes, so the only difference left is the
     order of floating-point sums (gradients averaged over processes).
     """
-    args = [*RESUME_ARGS[:-1], "--epochs", "1", "--sampling", "sequential", "--logging-steps", "1",
-            "--model", "hidden_dropout_prob=0.0", "--no-progress"]  # fmt: skip
+    args = [
+        *RESUME_ARGS[:-1],
+        "--epochs",
+        "1",
+        "--sampling",
+        "sequential",
+        "--logging-steps",
+        "1",
+        "--model",
+        "hidden_dropout_prob=0.0",
+        "--no-progress",
+    ]
     one, two = tmp_path / "one", tmp_path / "two"
     first = fastformer(*args, "--output-dir", str(one))
     assert first.returncode == 0, first.stderr[-2000:]
@@ -209,10 +323,23 @@ def test_two_torchrun_processes_match_one_process(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     second = subprocess.run(
         # --standalone: a rendezvous on a free local port (a fixed port can be taken by another run of the suite)
-        [str(torchrun), "--standalone", "--nproc_per_node", "2", exe, *args,
-         "--tokenizer", str(one / "tokenizer"), "--output-dir", str(two)],
-        capture_output=True, text=True, env=env, timeout=600,
-    )  # fmt: skip
+        [
+            str(torchrun),
+            "--standalone",
+            "--nproc_per_node",
+            "2",
+            exe,
+            *args,
+            "--tokenizer",
+            str(one / "tokenizer"),
+            "--output-dir",
+            str(two),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert second.returncode == 0, second.stderr[-3000:]
     losses = [[h["loss"] for h in json.loads((d / "log_history.json").read_text()) if "loss" in h] for d in (one, two)]
     assert len(losses[0]) == len(losses[1]) == 50  # 400 examples / global batch 8

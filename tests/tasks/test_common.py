@@ -26,8 +26,16 @@ def test_hold_out_partitions():
 
 def test_max_examples_on_a_label_sorted_file_keeps_every_label():
     # IMDB's jsonl lists the positive reviews (rating >= 7) first: its first 300 test reviews are all positive.
-    values = dict(train=str(IMDB), test=str(IMDB), train_where={"split": "train"}, test_where={"split": "test"},
-                  label_field="rating", binary_threshold=7, max_train_examples=300, max_eval_examples=300)  # fmt: skip
+    values = dict(
+        train=str(IMDB),
+        test=str(IMDB),
+        train_where={"split": "train"},
+        test_where={"split": "test"},
+        label_field="rating",
+        binary_threshold=7,
+        max_train_examples=300,
+        max_eval_examples=300,
+    )
     first = load_splits(ClassificationConfig.from_dict({**values, "subset": "first"}))
     assert {e.label for e in first["test"]} == {"pos"}
     sampled = load_splits(ClassificationConfig.from_dict(values))  # the default: a seeded random sample

@@ -16,9 +16,23 @@ from fastformer.tasks.language_modeling import TokenBlocks
 from tests.helpers import SHARED
 
 IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"
-TINY = ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=64",
-        "--model", "num_hidden_layers=2", "--vocab-size", "500", "--block-size", "64", "--batch-size", "8",
-        "--no-progress"]  # fmt: skip
+TINY = [
+    "--model",
+    "hidden_size=32",
+    "--model",
+    "num_attention_heads=4",
+    "--model",
+    "intermediate_size=64",
+    "--model",
+    "num_hidden_layers=2",
+    "--vocab-size",
+    "500",
+    "--block-size",
+    "64",
+    "--batch-size",
+    "8",
+    "--no-progress",
+]
 
 
 def test_reads_imdb_documents_by_split():
@@ -58,9 +72,27 @@ def test_token_blocks_join_documents_with_the_separator():
 
 
 def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
-    common = ["--train", str(IMDB), "--where", "train:split=train", "--validation", str(IMDB),
-              "--where", "validation:split=test", "--max-train-texts", "300", "--max-eval-texts", "40",
-              "--max-steps", "40", "--evaluations", "2", "--learning-rate", "3e-3", *TINY]  # fmt: skip
+    common = [
+        "--train",
+        str(IMDB),
+        "--where",
+        "train:split=train",
+        "--validation",
+        str(IMDB),
+        "--where",
+        "validation:split=test",
+        "--max-train-texts",
+        "300",
+        "--max-eval-texts",
+        "40",
+        "--max-steps",
+        "40",
+        "--evaluations",
+        "2",
+        "--learning-rate",
+        "3e-3",
+        *TINY,
+    ]
     out = tmp_path / "fastformer"
     assert main(["train", "lm", *common, "--output-dir", str(out)]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
@@ -120,8 +152,25 @@ def test_lm_command_line_errors(tmp_path):
 def test_resume_from_a_checkpoint_ends_where_an_uninterrupted_run_ends(tmp_path):
     import shutil
 
-    args = ["train", "lm", "--train", str(IMDB), "--where", "train:split=train", "--max-train-texts", "200",
-            "--max-eval-texts", "20", "--max-steps", "12", "--evaluations", "2", "--seed", "5", *TINY]  # fmt: skip
+    args = [
+        "train",
+        "lm",
+        "--train",
+        str(IMDB),
+        "--where",
+        "train:split=train",
+        "--max-train-texts",
+        "200",
+        "--max-eval-texts",
+        "20",
+        "--max-steps",
+        "12",
+        "--evaluations",
+        "2",
+        "--seed",
+        "5",
+        *TINY,
+    ]
     whole = tmp_path / "whole"
     assert main([*args, "--output-dir", str(whole)]) == 0
     cut = tmp_path / "cut"  # the same run, as if killed after its first checkpoint (step 6)

@@ -14,11 +14,39 @@ MIND = SHARED / "data" / "mind"
 def test_train_evaluate_predict_on_mind_topics(tmp_path, capsys):
     files = ",".join(str(MIND / n) for n in ("news_sample.tsv.gz", "mindrec20_valid.json.gz"))
     out = tmp_path / "topics"
-    assert main(["train", "--format", "mind-topics", "--train", files, "--max-train-examples", "600",
-                 "--max-eval-examples", "150", "--epochs", "1", "--batch-size", "32", "--vocab-size", "2000",
-                 "--max-length", "32",
-                 "--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=32",
-                 "--output-dir", str(out), "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--format",
+                "mind-topics",
+                "--train",
+                files,
+                "--max-train-examples",
+                "600",
+                "--max-eval-examples",
+                "150",
+                "--epochs",
+                "1",
+                "--batch-size",
+                "32",
+                "--vocab-size",
+                "2000",
+                "--max-length",
+                "32",
+                "--model",
+                "hidden_size=32",
+                "--model",
+                "num_attention_heads=4",
+                "--model",
+                "intermediate_size=32",
+                "--output-dir",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     metrics = json.loads((out / "metrics.json").read_text())
     data = metrics["data"]
     assert data["read"]["train"]["kept"] == 7102 and len(data["read"]["train"]["categories"]) == 15

@@ -16,8 +16,21 @@ from tests.helpers import SHARED
 
 MIND = SHARED / "data" / "mind"
 # 64 wide: the default inputs (word level + GloVe 6B-50d when installed) need a table at least 50 wide
-TINY = ["--model", "hidden_size=64", "--model", "num_attention_heads=4", "--model", "intermediate_size=32",
-        "--vocab-size", "2000", "--batch-size", "16", "--no-progress", "--logging-steps", "5"]  # fmt: skip
+TINY = [
+    "--model",
+    "hidden_size=64",
+    "--model",
+    "num_attention_heads=4",
+    "--model",
+    "intermediate_size=32",
+    "--vocab-size",
+    "2000",
+    "--batch-size",
+    "16",
+    "--no-progress",
+    "--logging-steps",
+    "5",
+]
 
 
 @pytest.fixture(scope="module")
@@ -31,16 +44,39 @@ def mind(tmp_path_factory):
 @pytest.fixture(scope="module")
 def trained(mind, tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "news"
-    args = ["train", "news", "--train", str(mind / "valid"), "--test", str(mind / "test"), "--epochs", "1",
-            "--max-train-impressions", "100", "--max-eval-impressions", "100",
-            "--output-dir", str(out), *TINY]  # fmt: skip
+    args = [
+        "train",
+        "news",
+        "--train",
+        str(mind / "valid"),
+        "--test",
+        str(mind / "test"),
+        "--epochs",
+        "1",
+        "--max-train-impressions",
+        "100",
+        "--max-eval-impressions",
+        "100",
+        "--output-dir",
+        str(out),
+        *TINY,
+    ]
     assert main(args) == 0
     return out
 
 
 def test_training_writes_a_folder_whose_files_agree(trained, mind, capsys):
-    for name in ("config.json", "model.safetensors", "tokenizer.json", "metrics.json", "run_config.json",
-                 "prediction_validation.txt", "prediction_test.txt", "training.png", "log_history.json"):  # fmt: skip
+    for name in (
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "metrics.json",
+        "run_config.json",
+        "prediction_validation.txt",
+        "prediction_test.txt",
+        "training.png",
+        "log_history.json",
+    ):
         assert (trained / name).is_file(), name
     metrics = json.loads((trained / "metrics.json").read_text())
     test = metrics["test"]
@@ -109,9 +145,23 @@ def test_resume_continues_from_the_last_checkpoint(mind, tmp_path, capsys):
     out = tmp_path / "run"
     vectors = tmp_path / "vectors.txt"
     vectors.write_text("".join(f"{w} {i} 0.5 -1\n" for i, w in enumerate(["the", "to", "trump", "nfl", "'s"])))
-    args = ["train", "news", "--train", str(mind / "valid"), "--max-train-impressions", "60",
-            "--max-eval-impressions", "30", "--output-dir", str(out), "--tokenization", "word",
-            "--word-vectors", str(vectors), *TINY]  # fmt: skip
+    args = [
+        "train",
+        "news",
+        "--train",
+        str(mind / "valid"),
+        "--max-train-impressions",
+        "60",
+        "--max-eval-impressions",
+        "30",
+        "--output-dir",
+        str(out),
+        "--tokenization",
+        "word",
+        "--word-vectors",
+        str(vectors),
+        *TINY,
+    ]
     assert main([*args, "--epochs", "2"]) == 0
     _as_if_killed_in_the_last_epoch(out)
     with pytest.raises(SystemExit, match=r"trained with other settings \(epochs: 2.0 -> 3.0\)"):
@@ -139,8 +189,18 @@ def test_news_flags_belong_to_the_news_task(mind, tmp_path, capsys):
     first[-1] = " ".join(c.replace("-0", "-1") for c in first[-1].split())
     (only_clicks / "behaviors.tsv").write_text("\t".join(first) + "\n")
     with pytest.raises(SystemExit, match="no validation impression has both a click and a non-click"):
-        main(["train", "news", "--train", str(mind / "valid"), "--validation", str(only_clicks),
-              "--output-dir", str(tmp_path / "run")])  # fmt: skip
+        main(
+            [
+                "train",
+                "news",
+                "--train",
+                str(mind / "valid"),
+                "--validation",
+                str(only_clicks),
+                "--output-dir",
+                str(tmp_path / "run"),
+            ]
+        )
 
 
 def _data(impressions):
@@ -149,11 +209,13 @@ def _data(impressions):
 
 
 def test_click_rows_draw_negatives_from_their_impression():
-    data = _data([
-        Impression("1", "u", "", ("A", "Z"), ("B", "C", "D", "Z"), (1, 0, 1, 0), "x:1"),  # Z: unknown news
-        Impression("2", "u", "", (), ("E", "A"), (1, 1), "x:2"),  # no unclicked candidate
-        Impression("3", "u", "", ("B",), ("E",), None, "x:3"),  # unlabelled
-    ])  # fmt: skip
+    data = _data(
+        [
+            Impression("1", "u", "", ("A", "Z"), ("B", "C", "D", "Z"), (1, 0, 1, 0), "x:1"),  # Z: unknown news
+            Impression("2", "u", "", (), ("E", "A"), (1, 1), "x:2"),  # no unclicked candidate
+            Impression("3", "u", "", ("B",), ("E",), None, "x:3"),  # unlabelled
+        ]
+    )
     rows = ClickRows(data, max_history=50, negatives=4, seed=0)
     assert len(rows) == 2 and rows.clicks_without_negatives == 2
     first = rows[0]
@@ -202,11 +264,13 @@ def test_popularity_rows_leave_their_own_click_out():
     """A row's clicked candidate counts one click less (its own), as a test impression's clicks are not counted."""
     from fastformer.tasks.news_recommendation import popularity_prior, training_clicks
 
-    data = _data([
-        Impression("1", "u", "", ("A",), ("B", "C", "D"), (1, 0, 1), "x:1"),
-        Impression("2", "v", "", ("A",), ("B", "C"), (1, 0), "x:2"),
-        Impression("3", "w", "", (), ("E", "B"), (0, 0), "x:3"),  # seen, never clicked
-    ])  # fmt: skip
+    data = _data(
+        [
+            Impression("1", "u", "", ("A",), ("B", "C", "D"), (1, 0, 1), "x:1"),
+            Impression("2", "v", "", ("A",), ("B", "C"), (1, 0), "x:2"),
+            Impression("3", "w", "", (), ("E", "B"), (0, 0), "x:3"),  # seen, never clicked
+        ]
+    )
     clicks = training_clicks(data)
     assert clicks == {"B": 2, "D": 1}
     rows = ClickRows(data, max_history=50, negatives=1, seed=0, clicks=clicks)
@@ -224,9 +288,29 @@ def test_popularity_rows_leave_their_own_click_out():
 
 def test_a_popularity_model_saves_its_counts_and_ranks_the_same_from_its_folder(mind, tmp_path, capsys):
     out = tmp_path / "run"
-    assert main(["train", "news", "--train", str(mind / "valid"), "--test", str(mind / "test"), "--epochs", "1",
-                 "--max-train-impressions", "100", "--max-eval-impressions", "100", "--popularity",
-                 "--output-dir", str(out), *TINY]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "news",
+                "--train",
+                str(mind / "valid"),
+                "--test",
+                str(mind / "test"),
+                "--epochs",
+                "1",
+                "--max-train-impressions",
+                "100",
+                "--max-eval-impressions",
+                "100",
+                "--popularity",
+                "--output-dir",
+                str(out),
+                *TINY,
+            ]
+        )
+        == 0
+    )
     from fastformer.tasks.news_recommendation import read_news_clicks
 
     metrics = json.loads((out / "metrics.json").read_text())

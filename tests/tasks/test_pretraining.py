@@ -20,8 +20,21 @@ from tests.helpers import SHARED
 
 IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"
 UNSUP = SHARED / "data" / "imdb" / "imdb_unsup.jsonl.gz"
-TINY = ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=64",
-        "--vocab-size", "600", "--block-size", "64", "--batch-size", "8", "--no-progress"]  # fmt: skip
+TINY = [
+    "--model",
+    "hidden_size=32",
+    "--model",
+    "num_attention_heads=4",
+    "--model",
+    "intermediate_size=64",
+    "--vocab-size",
+    "600",
+    "--block-size",
+    "64",
+    "--batch-size",
+    "8",
+    "--no-progress",
+]
 
 
 @pytest.fixture(scope="module")
@@ -95,14 +108,21 @@ def test_whole_word_masking_takes_every_piece_of_a_word(tokenizer, reviews):
                     word.append(position)
                 elif special:
                     assert not selected[row, position]
-        assert torch.equal(batch["input_ids"][selected], torch.full_like(batch["input_ids"][selected],
-                                                                         tokenizer.mask_token_id))  # fmt: skip
+        assert torch.equal(
+            batch["input_ids"][selected], torch.full_like(batch["input_ids"][selected], tokenizer.mask_token_id)
+        )
     assert words_seen > 3000 and split_words > 100  # words of several pieces were there to be tested
 
 
 def test_decontamination_drops_exactly_the_planted_texts(tmp_path):
-    corpus = ["A fine film.", "Evaluation text one.", "  evaluation   TEXT one. ", "Another review.",
-              "A fine film.", "Held out\ttoo"]  # fmt: skip
+    corpus = [
+        "A fine film.",
+        "Evaluation text one.",
+        "  evaluation   TEXT one. ",
+        "Another review.",
+        "A fine film.",
+        "Held out\ttoo",
+    ]
     kept, dropped, repeats = decontaminate(corpus, {normalise_text("Evaluation text one."), "held out too"})
     assert kept == ["A fine film.", "Another review."]
     assert (dropped, repeats) == (3, 1)
@@ -110,8 +130,12 @@ def test_decontamination_drops_exactly_the_planted_texts(tmp_path):
         f.writelines(json.dumps({"text": t}) + "\n" for t in corpus * 3)
     records = [{"split": "test", "text": "EVALUATION text one."}, {"split": "train", "text": "Another review."}]
     (tmp_path / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    cfg = PretrainingConfig(train=str(tmp_path / "corpus.jsonl.gz"), exclude=[str(tmp_path / "eval.jsonl")],
-                            exclude_where={"split": "test"}, validation_fraction=0.3)  # fmt: skip
+    cfg = PretrainingConfig(
+        train=str(tmp_path / "corpus.jsonl.gz"),
+        exclude=[str(tmp_path / "eval.jsonl")],
+        exclude_where={"split": "test"},
+        validation_fraction=0.3,
+    )
     report = {}
     texts = load_texts(cfg, report)
     assert report["decontamination"]["train_texts_dropped"] == 6  # 2 planted forms x 3 copies
@@ -139,9 +163,25 @@ def pretrained(tmp_path_factory, reviews):
     with gzip.open(folder / "corpus.jsonl.gz", "wt") as f:
         f.writelines(json.dumps({"text": t}) + "\n" for t in [*reviews[:130], test_review, *reviews[130:260]])
     (folder / "test.jsonl").write_text(json.dumps({"split": "test", "text": test_review}) + "\n")
-    args = ["train", "pretrain", "--train", str(folder / "corpus.jsonl.gz"), "--validation-fraction", "0.08",
-            "--exclude", str(folder / "test.jsonl"), "--where", "exclude:split=test", "--max-steps", "12",
-            "--evaluations", "2", "--seed", "4", *TINY]  # fmt: skip
+    args = [
+        "train",
+        "pretrain",
+        "--train",
+        str(folder / "corpus.jsonl.gz"),
+        "--validation-fraction",
+        "0.08",
+        "--exclude",
+        str(folder / "test.jsonl"),
+        "--where",
+        "exclude:split=test",
+        "--max-steps",
+        "12",
+        "--evaluations",
+        "2",
+        "--seed",
+        "4",
+        *TINY,
+    ]
     folder = folder / "run"
     assert main([*args, "--output-dir", str(folder)]) == 0
     return folder, args
@@ -184,8 +224,9 @@ def test_a_killed_pretraining_run_resumes_to_the_same_model(pretrained, tmp_path
         assert torch.equal(AutoModelForMaskedLM.from_pretrained(cut).state_dict()[name], tensor), name
 
 
-def test_electra_masks_only_with_mask_draws_noise_and_resumes_to_the_same_model(pretrained, tokenizer, reviews,
-                                                                                  tmp_path):  # fmt: skip
+def test_electra_masks_only_with_mask_draws_noise_and_resumes_to_the_same_model(
+    pretrained, tokenizer, reviews, tmp_path
+):
     pieces = TextPieces(reviews[:40], tokenizer, block_size=96, min_tokens=4)
     batch = MaskingCollator(tokenizer, 0.15, False, seed=3, replacement_noise=True)([pieces[i] for i in range(16)])
     chosen = batch["labels"] != -100
@@ -243,8 +284,18 @@ def reviews_csv(tmp_path_factory):
 
 
 def classify(data):
-    return ["train", "--train", str(data), "--max-eval-examples", "16", "--epochs", "1", "--max-length", "48",
-            "--no-progress"]  # fmt: skip
+    return [
+        "train",
+        "--train",
+        str(data),
+        "--max-eval-examples",
+        "16",
+        "--epochs",
+        "1",
+        "--max-length",
+        "48",
+        "--no-progress",
+    ]
 
 
 def test_fine_tuning_from_the_folder_records_its_origin(pretrained, reviews_csv, tmp_path):
@@ -267,8 +318,9 @@ def test_fine_tuning_from_the_folder_records_its_origin(pretrained, reviews_csv,
         (["--tokenizer", "OTHER"], r"--tokenizer .*: its vocabulary \(\d+ tokens\) differs"),
     ],
 )
-def test_init_from_refuses_each_mismatch_in_one_line_and_writes_nothing(pretrained, reviews_csv, tmp_path, extra,
-                                                                        message):  # fmt: skip
+def test_init_from_refuses_each_mismatch_in_one_line_and_writes_nothing(
+    pretrained, reviews_csv, tmp_path, extra, message
+):
     folder, _ = pretrained
     if "OTHER" in extra:
         other = tmp_path / "other-tokenizer"

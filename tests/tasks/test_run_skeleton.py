@@ -17,9 +17,27 @@ from tests.helpers import SHARED
 SST = SHARED / "data" / "sst5"
 EXE = str(Path(sys.executable).parent / "fastformer")
 # the built-in task at its smallest: a few seconds a run
-TINY = ["--max-train-examples", "200", "--max-eval-examples", "40", "--epochs", "1", "--batch-size", "32",
-        "--max-length", "64", "--vocab-size", "300", "--model", "hidden_size=16", "--model", "num_attention_heads=2",
-        "--model", "intermediate_size=16", "--no-progress"]  # fmt: skip
+TINY = [
+    "--max-train-examples",
+    "200",
+    "--max-eval-examples",
+    "40",
+    "--epochs",
+    "1",
+    "--batch-size",
+    "32",
+    "--max-length",
+    "64",
+    "--vocab-size",
+    "300",
+    "--model",
+    "hidden_size=16",
+    "--model",
+    "num_attention_heads=2",
+    "--model",
+    "intermediate_size=16",
+    "--no-progress",
+]
 
 
 def fastformer(*args: str) -> subprocess.CompletedProcess:
@@ -103,8 +121,12 @@ def test_a_user_error_is_one_line_before_anything_runs(tmp_path, argv, message):
 
 
 def test_the_console_script_exits_2_without_a_traceback(tmp_path):
-    for argv in (["train", "--epochs", "-1"], ["train", "--model", "nope=1"], ["evaluate", str(tmp_path), "--data",
-                 "x"], ["train", "news", "--train", str(tmp_path / "none")]):  # fmt: skip
+    for argv in (
+        ["train", "--epochs", "-1"],
+        ["train", "--model", "nope=1"],
+        ["evaluate", str(tmp_path), "--data", "x"],
+        ["train", "news", "--train", str(tmp_path / "none")],
+    ):
         result = fastformer(*argv)
         assert result.returncode == 2, (argv, result.stderr)
         lines = result.stderr.strip().splitlines()
@@ -218,8 +240,9 @@ def test_a_run_failed_on_its_data_does_not_lock_its_folder(tmp_path):
         main(["train", "--train", str(data), *TINY, "--output-dir", str(out)])
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
     (out / "notes.txt").unlink()
-    data.write_text("text,label\n" + "".join(f"A {w} film,{label}\n" for w, label in
-                                             [("moving", "pos"), ("dull", "neg")] * 40))  # fmt: skip
+    data.write_text(
+        "text,label\n" + "".join(f"A {w} film,{label}\n" for w, label in [("moving", "pos"), ("dull", "neg")] * 40)
+    )
     assert main(["train", "--train", str(data), *TINY, "--output-dir", str(out)]) == 0  # fixed: no flags needed
     # the data edited under the same path (one label, the same size): --resume notices, and changes nothing
     data.write_text(data.read_text().replace("A dull film,neg", "A dull film,pos", 1))
@@ -240,8 +263,9 @@ def _wait_for(condition, process, seconds=300):
 def test_a_second_run_is_kept_out_of_a_folder_in_use(tmp_path):
     out = tmp_path / "run"
     slow = [*TINY, "--epochs", "4", "--max-train-examples", "600"]
-    first = subprocess.Popen([EXE, "train", *slow, "--output-dir", str(out)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    first = subprocess.Popen(
+        [EXE, "train", *slow, "--output-dir", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     _wait_for(lambda: (out / "RUN_INCOMPLETE").is_file(), first)
     with pytest.raises(SystemExit, match=r"in use by another run \(pid \d+\)"):
         main(["train", *TINY, "--output-dir", str(out), "--overwrite", "--seed", "9"])

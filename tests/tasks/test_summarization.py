@@ -11,24 +11,65 @@ from tests.helpers import SHARED
 
 CNNDM = SHARED / "data" / "cnndm"
 PUBMED = SHARED / "data" / "pubmed"
-TINY = ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=32",
-        "--model", "decoder_layers=1", "--vocab-size", "1500", "--max-source-length", "128",
-        "--max-target-length", "24", "--batch-size", "8", "--num-beams", "2", "--no-progress"]  # fmt: skip
+TINY = [
+    "--model",
+    "hidden_size=32",
+    "--model",
+    "num_attention_heads=4",
+    "--model",
+    "intermediate_size=32",
+    "--model",
+    "decoder_layers=1",
+    "--vocab-size",
+    "1500",
+    "--max-source-length",
+    "128",
+    "--max-target-length",
+    "24",
+    "--batch-size",
+    "8",
+    "--num-beams",
+    "2",
+    "--no-progress",
+]
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     out = tmp_path_factory.mktemp("sum") / "run"
-    args = ["train", "summarize", "--train", str(CNNDM / "validation_first1000.csv.gz"),
-            "--test", str(CNNDM / "test_first500.csv.gz"), "--max-train-examples", "48", "--max-eval-examples", "8",
-            "--epochs", "1", "--output-dir", str(out), *TINY]  # fmt: skip
+    args = [
+        "train",
+        "summarize",
+        "--train",
+        str(CNNDM / "validation_first1000.csv.gz"),
+        "--test",
+        str(CNNDM / "test_first500.csv.gz"),
+        "--max-train-examples",
+        "48",
+        "--max-eval-examples",
+        "8",
+        "--epochs",
+        "1",
+        "--output-dir",
+        str(out),
+        *TINY,
+    ]
     assert main(args) == 0
     return out
 
 
 def test_training_writes_a_loadable_folder_with_rouge(trained):
-    for name in ("config.json", "model.safetensors", "generation_config.json", "tokenizer.json", "metrics.json",
-                 "summaries_validation.jsonl", "summaries_test.jsonl", "training.png", "run_config.json"):  # fmt: skip
+    for name in (
+        "config.json",
+        "model.safetensors",
+        "generation_config.json",
+        "tokenizer.json",
+        "metrics.json",
+        "summaries_validation.jsonl",
+        "summaries_test.jsonl",
+        "training.png",
+        "run_config.json",
+    ):
         assert (trained / name).is_file(), name
     metrics = json.loads((trained / "metrics.json").read_text())
     for name in ("rouge1", "rouge2", "rougeL", "rougeLsum"):
@@ -45,8 +86,23 @@ def test_training_writes_a_loadable_folder_with_rouge(trained):
 
 def test_evaluate_and_predict(trained, tmp_path, capsys):
     out = tmp_path / "m.json"
-    assert main(["evaluate", str(trained), "--data", str(PUBMED / "cohan_sample_test.jsonl.gz"), "--max-examples",
-                 "3", "--num-beams", "1", "--output", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                str(trained),
+                "--data",
+                str(PUBMED / "cohan_sample_test.jsonl.gz"),
+                "--max-examples",
+                "3",
+                "--num-beams",
+                "1",
+                "--output",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert json.loads(out.read_text())["examples"] == 3 and (tmp_path / "summaries.jsonl").is_file()
     capsys.readouterr()
     assert main(["predict", str(trained), "The minister resigned on Monday. Elections follow in May."]) == 0
@@ -56,8 +112,23 @@ def test_evaluate_and_predict(trained, tmp_path, capsys):
 
 def test_lead3_baseline(tmp_path, capsys):
     out = tmp_path / "lead3"
-    assert main(["train", "summarize", "--architecture", "lead3", "--test", str(CNNDM / "test_first500.csv.gz"),
-                 "--max-eval-examples", "50", "--output-dir", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "summarize",
+                "--architecture",
+                "lead3",
+                "--test",
+                str(CNNDM / "test_first500.csv.gz"),
+                "--max-eval-examples",
+                "50",
+                "--output-dir",
+                str(out),
+            ]
+        )
+        == 0
+    )
     metrics = json.loads((out / "metrics.json").read_text())
     assert 20 < metrics["test"]["rouge"]["rouge1"]["f1"] < 45  # CNN articles: lead-3 is a strong baseline
     counts = metrics["test"]["repetition"]  # sentences of an article hardly repeat, nor stutter
@@ -77,8 +148,21 @@ def test_lead3_baseline(tmp_path, capsys):
 
 def test_split_and_resume_with_the_fastformer_decoder(tmp_path, capsys):
     out = tmp_path / "run"
-    args = ["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "40", "6", "4",
-            "--model", "decoder_type=fastformer", "--output-dir", str(out), *TINY]  # fmt: skip
+    args = [
+        "train",
+        "summarize",
+        "--train",
+        str(PUBMED / "cohan_sample_train.jsonl.gz"),
+        "--split",
+        "40",
+        "6",
+        "4",
+        "--model",
+        "decoder_type=fastformer",
+        "--output-dir",
+        str(out),
+        *TINY,
+    ]
     assert main([*args, "--epochs", "2"]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert (metrics["train"]["examples"], metrics["validation"]["examples"], metrics["test"]["examples"]) == (40, 6, 4)
@@ -91,6 +175,19 @@ def test_split_and_resume_with_the_fastformer_decoder(tmp_path, capsys):
     assert "checkpoint-" in resumed["resumed_from"]
     assert json.loads((out / "config.json").read_text())["decoder_type"] == "fastformer"
     with pytest.raises(SystemExit, match="needs 5000 pairs"):
-        main(["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "4000", "500",
-              "500", "--output-dir", str(out), "--overwrite"])  # fmt: skip
+        main(
+            [
+                "train",
+                "summarize",
+                "--train",
+                str(PUBMED / "cohan_sample_train.jsonl.gz"),
+                "--split",
+                "4000",
+                "500",
+                "500",
+                "--output-dir",
+                str(out),
+                "--overwrite",
+            ]
+        )
     assert (out / "run_complete.json").is_file()  # a run refused for its data leaves the previous run whole

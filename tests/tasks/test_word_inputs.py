@@ -12,22 +12,47 @@ from tests.helpers import SHARED
 
 SST = SHARED / "data" / "sst5"
 WORDS = ["the", ",", ".", "a", "and", "of", "film", "movie", "good", "bad", "is", "it", "'s", "n't", "funny", "best"]
-TINY = ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=32",
-        "--max-length", "48", "--no-progress", "--epochs", "1", "--max-train-examples", "200",
-        "--max-eval-examples", "50", "--batch-size", "16"]  # fmt: skip
+TINY = [
+    "--model",
+    "hidden_size=32",
+    "--model",
+    "num_attention_heads=4",
+    "--model",
+    "intermediate_size=32",
+    "--max-length",
+    "48",
+    "--no-progress",
+    "--epochs",
+    "1",
+    "--max-train-examples",
+    "200",
+    "--max-eval-examples",
+    "50",
+    "--batch-size",
+    "16",
+]
 
 
 def _vectors(tmp_path):
     path = tmp_path / "vectors.txt"
     generator = torch.Generator().manual_seed(0)
-    path.write_text("".join(w + " " + " ".join(f"{x:.4f}" for x in torch.randn(4, generator=generator).tolist())
-                            + "\n" for w in WORDS))  # fmt: skip
+    path.write_text(
+        "".join(
+            w + " " + " ".join(f"{x:.4f}" for x in torch.randn(4, generator=generator).tolist()) + "\n" for w in WORDS
+        )
+    )
     return path
 
 
 def _data():
-    return ["--train", str(SST / "sst_train.txt"), "--validation", str(SST / "sst_dev.txt"),
-            "--test", str(SST / "sst_test.txt")]  # fmt: skip
+    return [
+        "--train",
+        str(SST / "sst_train.txt"),
+        "--validation",
+        str(SST / "sst_dev.txt"),
+        "--test",
+        str(SST / "sst_test.txt"),
+    ]
 
 
 def _run(tmp_path, name, *extra):
@@ -51,8 +76,9 @@ def _rows(path, model, out):
 @pytest.mark.skipif(not SST.is_dir(), reason="shared data missing")
 def test_frozen_vectors_stay_and_fine_tuned_ones_move(tmp_path):
     path = _vectors(tmp_path)
-    out, model, metrics = _run(tmp_path, "frozen", "--word-vectors", str(path), "--freeze-word-vectors",
-                               "--model", "embedding_size=4")  # fmt: skip
+    out, model, metrics = _run(
+        tmp_path, "frozen", "--word-vectors", str(path), "--freeze-word-vectors", "--model", "embedding_size=4"
+    )
     assert model.config.embedding_size == 4 and model.fastformer.embedding_projection.in_features == 4
     rows, expected = _rows(path, model, out)
     torch.testing.assert_close(rows, expected, rtol=0, atol=1e-6)  # frozen: exactly the file's vectors after training
@@ -72,8 +98,10 @@ def test_frozen_vectors_stay_and_fine_tuned_ones_move(tmp_path):
     # the default: a hidden-size table (32) started from the 4-d vectors by an isometric map, frozen here; word
     # tokenization is implied by --word-vectors
     out = tmp_path / "wide"
-    assert main(["train", *_data(), *TINY, "--output-dir", str(out), "--word-vectors", str(path),
-                 "--freeze-word-vectors"]) == 0  # fmt: skip
+    assert (
+        main(["train", *_data(), *TINY, "--output-dir", str(out), "--word-vectors", str(path), "--freeze-word-vectors"])
+        == 0
+    )
     model = AutoModelForSequenceClassification.from_pretrained(out)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["inputs"]["tokenization"] == "word"
@@ -104,11 +132,35 @@ def test_bad_input_settings_fail_before_training(tmp_path):
     with pytest.raises(SystemExit, match="--tokenization: 'chars' is not one of wordpiece, word"):
         main(["train", *_data(), "--tokenization", "chars", "--output-dir", out])
     with pytest.raises(SystemExit, match="--word-vectors: .*none.txt: no such file"):
-        main(["train", *_data(), *TINY, "--tokenization", "word", "--word-vectors", str(tmp_path / "none.txt"),
-              "--output-dir", out])  # fmt: skip
+        main(
+            [
+                "train",
+                *_data(),
+                *TINY,
+                "--tokenization",
+                "word",
+                "--word-vectors",
+                str(tmp_path / "none.txt"),
+                "--output-dir",
+                out,
+            ]
+        )
     with pytest.raises(SystemExit, match="set the model's embedding_size to 4 .* or leave it unset"):
-        main(["train", *_data(), *TINY, "--tokenization", "word", "--word-vectors", str(_vectors(tmp_path)),
-              "--model", "embedding_size=2", "--output-dir", out])  # fmt: skip
+        main(
+            [
+                "train",
+                *_data(),
+                *TINY,
+                "--tokenization",
+                "word",
+                "--word-vectors",
+                str(_vectors(tmp_path)),
+                "--model",
+                "embedding_size=2",
+                "--output-dir",
+                out,
+            ]
+        )
 
 
 def test_news_defaults_to_the_installed_vectors_and_none_turns_them_off(tmp_path, monkeypatch):
@@ -157,8 +209,9 @@ def test_length_grouped_order_covers_every_example_once_and_is_seeded():
     from fastformer.tasks.classification import TASK, ClassificationConfig, load_splits
     from fastformer.tasks.common import training_arguments
 
-    cfg = ClassificationConfig(train=str(SST / "sst_train.txt"), max_train_examples=640, batch_size=32,
-                               output_dir="unused", progress=False)  # fmt: skip
+    cfg = ClassificationConfig(
+        train=str(SST / "sst_train.txt"), max_train_examples=640, batch_size=32, output_dir="unused", progress=False
+    )
     splits = load_splits(cfg)
     from fastformer.data import LabelMap
 
@@ -167,8 +220,13 @@ def test_length_grouped_order_covers_every_example_once_and_is_seeded():
     cfg.max_length, cfg.model = 64, dict(hidden_size=16, num_attention_heads=2, intermediate_size=16)
     prepared = TASK.prepare(cfg, dict(splits=dict(splits, validation=splits["train"]), labels=labels), tokenizer, None)
     train_set = prepared.train_dataset
-    trainer = Trainer(model=prepared.model, args=training_arguments(cfg, **prepared.arguments), train_dataset=train_set,
-                      eval_dataset=train_set, data_collator=prepared.data_collator)  # fmt: skip
+    trainer = Trainer(
+        model=prepared.model,
+        args=training_arguments(cfg, **prepared.arguments),
+        train_dataset=train_set,
+        eval_dataset=train_set,
+        data_collator=prepared.data_collator,
+    )
     sampler = trainer._get_train_sampler()
     assert isinstance(sampler, LengthGroupedSampler)
     orders = []
@@ -199,15 +257,51 @@ def test_a_summarizer_reads_word_vectors_into_its_one_table(tmp_path):
     path = tmp_path / "vectors.txt"
     words = ["the", ",", ".", "of", "and", "in", "patients", "with", "a", "to", "was", "were", "study"]
     generator = torch.Generator().manual_seed(0)
-    path.write_text("".join(w + " " + " ".join(f"{x:.4f}" for x in torch.randn(4, generator=generator).tolist())
-                            + "\n" for w in words))  # fmt: skip
+    path.write_text(
+        "".join(
+            w + " " + " ".join(f"{x:.4f}" for x in torch.randn(4, generator=generator).tolist()) + "\n" for w in words
+        )
+    )
     out = tmp_path / "summarizer"
-    assert main(["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "24", "4",
-                 "4", "--max-source-length", "64", "--max-target-length", "12", "--batch-size", "8", "--epochs", "1",
-                 "--num-beams", "1", "--model", "hidden_size=16", "--model", "num_attention_heads=2",
-                 "--model", "intermediate_size=16", "--model", "decoder_layers=1", "--word-vectors", str(path),
-                 "--freeze-word-vectors", "--no-progress",
-                 "--output-dir", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "summarize",
+                "--train",
+                str(PUBMED / "cohan_sample_train.jsonl.gz"),
+                "--split",
+                "24",
+                "4",
+                "4",
+                "--max-source-length",
+                "64",
+                "--max-target-length",
+                "12",
+                "--batch-size",
+                "8",
+                "--epochs",
+                "1",
+                "--num-beams",
+                "1",
+                "--model",
+                "hidden_size=16",
+                "--model",
+                "num_attention_heads=2",
+                "--model",
+                "intermediate_size=16",
+                "--model",
+                "decoder_layers=1",
+                "--word-vectors",
+                str(path),
+                "--freeze-word-vectors",
+                "--no-progress",
+                "--output-dir",
+                str(out),
+            ]
+        )
+        == 0
+    )
     import fastformer.models  # noqa: F401
 
     model = AutoModelForSeq2SeqLM.from_pretrained(out)

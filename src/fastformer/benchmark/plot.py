@@ -29,8 +29,9 @@ def plot(cells: list[Cell], header: dict, title: str, path: Path) -> Path:
         ax.set_title(f"{mode}: {title}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(f"{header['cpu']} | {header['threads']} threads | torch {header['torch']} | {header['dtype']}",
-                 fontsize=8)  # fmt: skip
+    fig.suptitle(
+        f"{header['cpu']} | {header['threads']} threads | torch {header['torch']} | {header['dtype']}", fontsize=8
+    )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -70,8 +70,9 @@ def _git_commit() -> str:
     try:
         root = Path(__file__).resolve().parents[3]
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True
+        ).stdout.strip()
         return commit.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -82,8 +83,9 @@ def _is_oom(error: BaseException) -> bool:
     return isinstance(error, torch.OutOfMemoryError) or "out of memory" in text or "can't allocate" in text
 
 
-def measure_cell(module, call, cell: Cell, hidden: int, dtype, device, repeats: int, budget_s: float,
-                 with_memory: bool) -> Cell:  # fmt: skip
+def measure_cell(
+    module, call, cell: Cell, hidden: int, dtype, device, repeats: int, budget_s: float, with_memory: bool
+) -> Cell:
     x = torch.randn(cell.batch, cell.n, hidden, device=device, dtype=dtype, requires_grad=cell.mode == "train")
     grad = torch.randn_like(x) if cell.mode == "train" else None
 
@@ -295,8 +297,9 @@ def targets(cells: list[Cell], main: str = "fastformer-official") -> dict:
     proj = _lookup(cells, "projections-only", "train")
     ratios = {n: round(train[n].median_s / proj[n].median_s, 3) for n in train if n in proj and n >= 4096}
     if ratios:
-        out["layer_over_projections_n_ge_4096"] = dict(ratios=ratios, target="<= 1.3",
-                                                       met=all(r <= 1.3 for r in ratios.values()))  # fmt: skip
+        out["layer_over_projections_n_ge_4096"] = dict(
+            ratios=ratios, target="<= 1.3", met=all(r <= 1.3 for r in ratios.values())
+        )
     mem = {n: round(c.peak_activations, 2) for n, c in train.items() if c.peak_activations is not None}
     if mem:
         out["peak_train_memory_in_activations"] = dict(by_n=mem, target="<= 6", met=max(mem.values()) <= 6)
@@ -318,8 +321,11 @@ def print_cell(cell) -> None:
     if cell.status == "ok":
         mem = "" if cell.peak_bytes is None else f"{cell.peak_bytes / 2**20:9.1f} MiB ({cell.peak_activations:.1f} act)"
         spread = f"[{1e3 * cell.p20_s:.1f}, {1e3 * cell.p80_s:.1f}]"
-        print(f"{cell.variant:>28} {cell.mode:>9} B={cell.batch:<4} N={cell.n:<6} {1e3 * cell.median_s:10.1f} ms "
-              f"{spread} {cell.tokens_per_s:11,.0f} tok/s {mem}", flush=True)  # fmt: skip
+        print(
+            f"{cell.variant:>28} {cell.mode:>9} B={cell.batch:<4} N={cell.n:<6} {1e3 * cell.median_s:10.1f} ms "
+            f"{spread} {cell.tokens_per_s:11,.0f} tok/s {mem}",
+            flush=True,
+        )
     else:
         print(
             f"{cell.variant:>28} {cell.mode:>9} B={cell.batch:<4} N={cell.n:<6} {cell.status}: {cell.note}", flush=True

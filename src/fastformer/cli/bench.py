@@ -15,8 +15,13 @@ from pathlib import Path
 
 HELP = "benchmark Fastformer against softmax attention and efficient-attention baselines"
 
-FAST_VARIANTS = ["fastformer-official", "fastformer-paper", "projections-only", "softmax-sdpa",
-                 "lucidrains-fast-transformer"]  # fmt: skip
+FAST_VARIANTS = [
+    "fastformer-official",
+    "fastformer-paper",
+    "projections-only",
+    "softmax-sdpa",
+    "lucidrains-fast-transformer",
+]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,9 +87,20 @@ def run(args: argparse.Namespace) -> int:
         stem.parent.mkdir(parents=True, exist_ok=True)
         cells_path = stem.with_suffix(".cells.jsonl")  # grows cell by cell: a crash keeps what was measured
         cells_path.unlink(missing_ok=True)
-        cells = run_cells(variants, shapes, modes=args.modes, hidden=args.hidden_size, heads=args.heads,
-                          dtype=args.dtype, device=args.device, repeats=args.repeats, budget_s=args.budget_s,
-                          with_memory=not args.no_memory, progress=print_cell, cells_path=cells_path)  # fmt: skip
+        cells = run_cells(
+            variants,
+            shapes,
+            modes=args.modes,
+            hidden=args.hidden_size,
+            heads=args.heads,
+            dtype=args.dtype,
+            device=args.device,
+            repeats=args.repeats,
+            budget_s=args.budget_s,
+            with_memory=not args.no_memory,
+            progress=print_cell,
+            cells_path=cells_path,
+        )
         settings = {k: v for k, v in vars(args).items() if k != "func"}
         settings["shapes"] = shapes
         json_path, csv_path = write_results(cells, header, settings, stem)

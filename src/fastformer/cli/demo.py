@@ -44,8 +44,10 @@ def busy_note(load: float, cores: int, spread: float) -> str | None:
         reasons.append(f"repeats of one step differed by up to {spread:.1f}x")
     if not reasons:
         return None
-    return f"note: {' and '.join(reasons)}: other work was running, so the times and ratios above are unreliable; " \
-        "rerun on a quiet machine (or with more --repeats)"  # fmt: skip
+    return (
+        f"note: {' and '.join(reasons)}: other work was running, so the times and ratios above are unreliable; "
+        "rerun on a quiet machine (or with more --repeats)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,9 +20,10 @@ HELP = "evaluate a trained folder (any task) on labelled data"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model_dir", help="a folder written by `fastformer train`")
     parser.add_argument(
-        "--data", required=True,
+        "--data",
+        required=True,
         help="labelled file (same formats as training); lm: documents; news: a MIND folder or behaviors.tsv",
-    )  # fmt: skip
+    )
     parser.add_argument("--text-field", help="default: the run's own (run_config.json)")
     parser.add_argument("--label-field", help="default: the run's own (run_config.json)")
     parser.add_argument("--source-field", help="summarize: document column / key")
@@ -53,8 +54,13 @@ def output_path(args: argparse.Namespace, task: str = "classification") -> Path:
         try:
             for target in targets:
                 flag = "--output" if target == out else "--output's companion file"
-                check_output(target, flag=flag, inputs=(args.data,), folders=(args.model_dir, args.data),
-                             overwrite=args.overwrite)  # fmt: skip
+                check_output(
+                    target,
+                    flag=flag,
+                    inputs=(args.data,),
+                    folders=(args.model_dir, args.data),
+                    overwrite=args.overwrite,
+                )
         except OutputRefused as error:
             raise SystemExit(f"fastformer evaluate: {error}") from None
         return out

@@ -117,8 +117,10 @@ def run_news(args: argparse.Namespace, output: Path) -> int:
         written.append(explanation.save_json(stem.with_suffix(".json")))
     top = explanation.candidates[0] if explanation.candidates else None
     said = f"; top candidate {top['news'].news_id} (score {top['score']:+.3f})" if top else ""
-    print(f"user {args.user}, impression {explanation.impression_id}: {len(explanation.clicked)} clicked news, "
-          f"{len(explanation.candidates)} candidates{said}")  # fmt: skip
+    print(
+        f"user {args.user}, impression {explanation.impression_id}: {len(explanation.clicked)} clicked news, "
+        f"{len(explanation.candidates)} candidates{said}"
+    )
     for path in written:
         print(f"  -> {path}")
     return 0
@@ -150,8 +152,15 @@ def run(args: argparse.Namespace) -> int:
     output.mkdir(parents=True, exist_ok=True)
     for name, text in named:
         try:
-            explanation = explain(model, tokenizer, text, max_length=args.max_length, faithfulness_k=args.top_k,
-                                  trials=args.trials, generation=generation)  # fmt: skip
+            explanation = explain(
+                model,
+                tokenizer,
+                text,
+                max_length=args.max_length,
+                faithfulness_k=args.top_k,
+                trials=args.trials,
+                generation=generation,
+            )
             view = explanation.default_view()
             if args.weights or args.layer or args.head:
                 kind = args.weights or ("alpha" if view.kind == "pooling" else view.kind)

@@ -43,8 +43,9 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
 
         model = load_generator(model_dir)[0]
     else:
-        raise ValueError(f"{model_dir}: a {architecture or task} folder; export takes Fastformer classifiers and "
-                         "language models")  # fmt: skip
+        raise ValueError(
+            f"{model_dir}: a {architecture or task} folder; export takes Fastformer classifiers and language models"
+        )
     out = Path(output_dir)
     if out.exists() and any(out.iterdir()):
         raise ValueError(f"{out}: not empty; export writes into a new folder")
@@ -62,8 +63,10 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
 
     wrapped = Logits(model.eval())
     positions = model.config.max_position_embeddings
-    example = dict(input_ids=torch.ones(2, min(8, positions), dtype=torch.long),
-                   attention_mask=torch.ones(2, min(8, positions), dtype=torch.long))  # fmt: skip
+    example = dict(
+        input_ids=torch.ones(2, min(8, positions), dtype=torch.long),
+        attention_mask=torch.ones(2, min(8, positions), dtype=torch.long),
+    )
     batch, length = Dim("batch", min=1, max=4096), Dim("length", min=2, max=positions)
     shapes = dict(input_ids={0: batch, 1: length}, attention_mask={0: batch, 1: length})
     with torch.no_grad():
@@ -78,9 +81,17 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     if onnx:
         try:
             # one self-contained file (weights inside, not in a model.onnx.data beside it) whose output is `logits`
-            torch.onnx.export(wrapped, (), str(out / "model.onnx"), kwargs=example, dynamo=True,
-                              dynamic_shapes=shapes, input_names=["input_ids", "attention_mask"],
-                              output_names=["logits"], external_data=False)  # fmt: skip
+            torch.onnx.export(
+                wrapped,
+                (),
+                str(out / "model.onnx"),
+                kwargs=example,
+                dynamo=True,
+                dynamic_shapes=shapes,
+                input_names=["input_ids", "attention_mask"],
+                output_names=["logits"],
+                external_data=False,
+            )
             written["onnx"] = "model.onnx"
         except Exception as error:  # missing packages or an unsupported op: say so, keep the torch.export program
             written["onnx_skipped"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"

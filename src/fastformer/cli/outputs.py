@@ -44,8 +44,9 @@ def check_output(
             folder = Path(folder).resolve()
             if folder.is_dir() and (resolved == folder or folder in resolved.parents):
                 if folder in {Path(f).resolve() for f in folders if f} or _is_run_folder(folder):
-                    raise OutputRefused(f"{flag} {target}: inside {folder}, which this command reads or a run wrote; "
-                                        "write elsewhere")  # fmt: skip
+                    raise OutputRefused(
+                        f"{flag} {target}: inside {folder}, which this command reads or a run wrote; write elsewhere"
+                    )
     if target.is_dir():
         raise OutputRefused(f"{flag} {target}: is a folder")
     if not target.parent.is_dir():

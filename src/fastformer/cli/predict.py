@@ -36,8 +36,13 @@ def run_news(args: argparse.Namespace) -> int:
     default = Path(args.model_dir) / "prediction.txt"
     output = args.output or str(default)
     try:
-        check_output(output, inputs=(args.data,), folders=(args.model_dir, args.data), allowed_inside=(default,),
-                     overwrite=args.overwrite or not args.output)  # fmt: skip
+        check_output(
+            output,
+            inputs=(args.data,),
+            folders=(args.model_dir, args.data),
+            allowed_inside=(default,),
+            overwrite=args.overwrite or not args.output,
+        )
     except OutputRefused as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     try:

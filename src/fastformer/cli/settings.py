@@ -45,28 +45,34 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
         elif origin is list:
             item = (typing.get_args(kind) or (str,))[0]
             if f.name == "split":
-                parser.add_argument(flag_name(f.name), type=int, nargs=3, metavar=("TRAIN", "VALIDATION", "TEST"),
-                                    **common)  # fmt: skip
+                parser.add_argument(
+                    flag_name(f.name), type=int, nargs=3, metavar=("TRAIN", "VALIDATION", "TEST"), **common
+                )
             else:  # comma-separated or space-separated
                 parser.add_argument(flag_name(f.name), type=str, nargs="+", metavar=item.__name__.upper(), **common)
         else:
             converter = {int: int, float: float}.get(origin, str)
             choices = meta.get("choices")
-            parser.add_argument(
-                flag_name(f.name), type=converter, metavar=_metavar(choices, origin), **common
-            )  # fmt: skip
+            parser.add_argument(flag_name(f.name), type=converter, metavar=_metavar(choices, origin), **common)
     names = {f.name for f in dataclasses.fields(cls)}
     if "model" in names:
         parser.add_argument(
-            "--model", action="append", default=argparse.SUPPRESS, metavar="FIELD=VALUE", dest="model_overrides",
+            "--model",
+            action="append",
+            default=argparse.SUPPRESS,
+            metavar="FIELD=VALUE",
+            dest="model_overrides",
             help="model config override, e.g. hidden_size=128 (a FastformerConfig field; the value is read as JSON "
             "when it can be)",
-        )  # fmt: skip
+        )
     if "train_where" in names:
         parser.add_argument(
-            "--where", action="append", default=argparse.SUPPRESS, metavar="SPLIT:KEY=VALUE",
+            "--where",
+            action="append",
+            default=argparse.SUPPRESS,
+            metavar="SPLIT:KEY=VALUE",
             help="JSON Lines filter, e.g. train:split=train test:split=test (repeatable)",
-        )  # fmt: skip
+        )
     parser.add_argument("--config", default=argparse.SUPPRESS, help="YAML or JSON file of settings (flags override)")
 
 

@@ -81,8 +81,16 @@ def run_training(task: str, cfg) -> int:
 
 
 # FastformerConfig fields that count something: 0 or less is a user error, said before any data is read
-POSITIVE_FIELDS = {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-                   "max_position_embeddings", "vocab_size", "embedding_size", "decoder_layers"}  # fmt: skip
+POSITIVE_FIELDS = {
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "vocab_size",
+    "embedding_size",
+    "decoder_layers",
+}
 
 
 def check_model_overrides(cfg) -> None:

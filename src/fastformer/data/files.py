@@ -57,8 +57,12 @@ class TextLines:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise DataError(self.path, self.line, None, f"not UTF-8 text (byte {data[error.start]:#04x} at column "
-                            f"{error.start + 1}); save the file as UTF-8") from None  # fmt: skip
+            raise DataError(
+                self.path,
+                self.line,
+                None,
+                f"not UTF-8 text (byte {data[error.start]:#04x} at column {error.start + 1}); save the file as UTF-8",
+            ) from None
         return text.removeprefix("\ufeff") if self.line == 1 else text
 
     def readline(self) -> str:

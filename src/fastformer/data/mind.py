@@ -210,8 +210,10 @@ def read_behaviors(
             continue
         if impression_id in seen:
             report.impressions_duplicate += 1
-            report.problem(DataError(path, number, "impression_id", f"impression id {impression_id!r} repeated "
-                                     "(the first kept)"), strict)  # fmt: skip
+            report.problem(
+                DataError(path, number, "impression_id", f"impression id {impression_id!r} repeated (the first kept)"),
+                strict,
+            )
             continue
         seen.add(impression_id)
         candidates, labels, error = _parse_candidates(candidates_text)

@@ -87,8 +87,12 @@ def _news_rows(path: Path, text_fields: Sequence[str], label_field: str, report:
     for number, line in lines(path):
         cols = line.split("\t")
         if len(cols) not in (len(NEWS_COLUMNS), len(NEWS_COLUMNS) + 1):
-            raise DataError(path, number, None, f"expected {len(NEWS_COLUMNS)} tab-separated columns (or a ninth, "
-                            f"the body), got {len(cols)}")  # fmt: skip
+            raise DataError(
+                path,
+                number,
+                None,
+                f"expected {len(NEWS_COLUMNS)} tab-separated columns (or a ninth, the body), got {len(cols)}",
+            )
         if "body" in text_fields and len(cols) == len(NEWS_COLUMNS):
             raise DataError(path, number, "body", "text field 'body' asked for, but the row has no ninth column")
         if not cols[0].strip():
@@ -105,8 +109,9 @@ def _news_rows(path: Path, text_fields: Sequence[str], label_field: str, report:
 def _mindrec_rows(path: Path, text_fields: Sequence[str], label_field: str, report: TopicsReport):
     """(source, None, title, category) of every title a MINDRec file names (histories and targets)."""
     if tuple(text_fields) != ("title",) or label_field != "category":
-        raise DataError(path, None, None, "MINDRec files hold titles and categories only (text 'title', label "
-                        "'category')")  # fmt: skip
+        raise DataError(
+            path, None, None, "MINDRec files hold titles and categories only (text 'title', label 'category')"
+        )
     for index, record in enumerate(read_mindrec_records(path)):
         _, clicked, target = parse_mindrec_input(record, path, index)
         report.rows += len(clicked) + 1

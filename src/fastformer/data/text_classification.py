@@ -48,13 +48,53 @@ def detect_format(path: Path) -> str:
 HEADER_SAMPLE_ROWS = 1000
 # what a header calls its label column (a first row whose label cell is one of these, and never a label again, is a
 # header even when the labels are words)
-LABEL_COLUMN_NAMES = {"label", "labels", "class", "category", "sentiment", "rating", "stars", "score", "target", "y",
-                      "polarity", "topic", "tag", "stance", "emotion", "intent", "overall", "gold_label",
-                      "label_id", "class_label"}  # fmt: skip
+LABEL_COLUMN_NAMES = {
+    "label",
+    "labels",
+    "class",
+    "category",
+    "sentiment",
+    "rating",
+    "stars",
+    "score",
+    "target",
+    "y",
+    "polarity",
+    "topic",
+    "tag",
+    "stance",
+    "emotion",
+    "intent",
+    "overall",
+    "gold_label",
+    "label_id",
+    "class_label",
+}
 # what a header calls its text column (pandas' `text`, GLUE's `sentence`, Kaggle IMDB's `review`, Amazon's `reviewText`)
-TEXT_COLUMN_NAMES = {"text", "sentence", "review", "content", "body", "document", "comment", "tweet", "reviewtext",
-                     "review_text", "input", "utterance", "message", "description", "abstract", "article", "text_a",
-                     "sentence1", "question", "post", "headline", "title"}  # fmt: skip
+TEXT_COLUMN_NAMES = {
+    "text",
+    "sentence",
+    "review",
+    "content",
+    "body",
+    "document",
+    "comment",
+    "tweet",
+    "reviewtext",
+    "review_text",
+    "input",
+    "utterance",
+    "message",
+    "description",
+    "abstract",
+    "article",
+    "text_a",
+    "sentence1",
+    "question",
+    "post",
+    "headline",
+    "title",
+}
 # the names that win when several columns of a header are usual text names (title + text: the text); two of these
 # together are ambiguous
 TEXT_COLUMN_PREFERENCE = ("text", "sentence", "review", "reviewtext", "review_text", "content", "body", "document")
@@ -155,10 +195,14 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
         text_i = column(header, text_field, 1 if label_i in (0, -width) else 0, path, "text")
         for index, what in ((label_i, "label"), (text_i, "text")):
             if not -width <= index < width:
-                hint = " (the row holds a tab: a tab-separated file? pass format tsv)" if "\t" in delimiter.join(
-                    first) and delimiter != "\t" else ""  # fmt: skip
-                raise DataError(path, 1, f"column {index}", f"the {what} column is beyond the row's {width} "
-                                f"field(s){hint}")  # fmt: skip
+                hint = (
+                    " (the row holds a tab: a tab-separated file? pass format tsv)"
+                    if "\t" in delimiter.join(first) and delimiter != "\t"
+                    else ""
+                )
+                raise DataError(
+                    path, 1, f"column {index}", f"the {what} column is beyond the row's {width} field(s){hint}"
+                )
         rows: Iterable[tuple[int, list[str]]] = ([(1, first)] if not has_header else []) + sample
         line = 1
         try:
@@ -286,8 +330,9 @@ class LabelMap:
             path, _, line = example.source.rpartition(":")
             known = self.labels if len(self.labels) <= 20 else [*self.labels[:20], f"... {len(self.labels)} in all"]
             label = example.label if len(example.label) <= 80 else example.label[:80] + "..."
-            raise DataError(path, int(line), "label", f"label {label!r} was not seen in training; known labels: "
-                            f"{known}") from None  # fmt: skip
+            raise DataError(
+                path, int(line), "label", f"label {label!r} was not seen in training; known labels: {known}"
+            ) from None
 
     def __len__(self) -> int:
         return len(self.labels)

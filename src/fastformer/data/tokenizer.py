@@ -20,8 +20,9 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 30000, lowercase: bo
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=lowercase, clean_text=True, handle_chinese_chars=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tokenizer.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                        special_tokens=SPECIAL_TOKENS)  # fmt: skip
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_TOKENS
+    )
     tokenizer.train_from_iterator(texts, trainer=trainer)
     return wrap_tokenizer(tokenizer)
 

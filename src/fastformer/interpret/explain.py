@@ -47,8 +47,10 @@ def model_task(model) -> str:
 
 def _check_additive(model) -> None:
     if getattr(model.config, "attention_type", "fastformer") != "fastformer":
-        raise ValueError("this model uses softmax attention (the baseline): it has attention maps, not the additive "
-                         "weights explain shows")  # fmt: skip
+        raise ValueError(
+            "this model uses softmax attention (the baseline): it has attention maps, not the additive "
+            "weights explain shows"
+        )
 
 
 def _to_numpy(weights) -> list[dict[str, np.ndarray]]:
@@ -90,20 +92,25 @@ class _Scorer:
             probs = out.logits[0, -1].float().softmax(-1).cpu()
             top = probs.topk(min(5, probs.numel()))
             self.target = int(top.indices[0])
-            expected = [dict(token=self.tokenizer.decode([int(i)]), probability=round(float(p), 6))
-                        for p, i in zip(top.values, top.indices, strict=True)]  # fmt: skip
+            expected = [
+                dict(token=self.tokenizer.decode([int(i)]), probability=round(float(p), 6))
+                for p, i in zip(top.values, top.indices, strict=True)
+            ]
             prediction = dict(
                 next_tokens=expected, score_name=f"probability of the next token {expected[0]['token']!r}"
             )
             return prediction, out.additive_attentions, None
         encoder = self.model.get_encoder()
         weights = encoder(input_ids, output_attentions=True, return_dict=True).additive_attentions
-        generated = self.model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
-                                        **self.generation)  # fmt: skip
+        generated = self.model.generate(
+            input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **self.generation
+        )
         summary_ids = [t for t in generated[0].tolist() if t not in self.tokenizer.all_special_ids]
         self.target = summary_ids or [self.tokenizer.eos_token_id or self.tokenizer.pad_token_id]
-        prediction = dict(summary=self.tokenizer.decode(summary_ids, skip_special_tokens=True).strip(),
-                          score_name="per-token probability of the summary")  # fmt: skip
+        prediction = dict(
+            summary=self.tokenizer.decode(summary_ids, skip_special_tokens=True).strip(),
+            score_name="per-token probability of the summary",
+        )
         return prediction, weights, None
 
     @torch.no_grad()

@@ -29,8 +29,10 @@ def framed(page: str, height: int = 640) -> str:
     """An HTML page inside an iframe (srcdoc), as a notebook cell can show it."""
     import html
 
-    return (f'<iframe srcdoc="{html.escape(page, quote=True)}" style="width: 100%; height: {height}px; border: 0" '
-            'sandbox="allow-scripts"></iframe>')  # fmt: skip
+    return (
+        f'<iframe srcdoc="{html.escape(page, quote=True)}" style="width: 100%; height: {height}px; border: 0" '
+        'sandbox="allow-scripts"></iframe>'
+    )
 
 
 @dataclass(frozen=True)

@@ -59,9 +59,16 @@ def explanation_figure(explanation: Explanation, view: View, path: Path, max_wor
         x = 0.0
         for i in line:
             share = float(weights[i]) / top if top > 0 else 0.0
-            text_axis.text(x, row, words[i], family="monospace", fontsize=FONT_SIZE, va="center",
-                           color="white" if share > 0.6 else "black",
-                           bbox=dict(facecolor=blues(0.05 + 0.9 * share), edgecolor="none", pad=1.5))  # fmt: skip
+            text_axis.text(
+                x,
+                row,
+                words[i],
+                family="monospace",
+                fontsize=FONT_SIZE,
+                va="center",
+                color="white" if share > 0.6 else "black",
+                bbox=dict(facecolor=blues(0.05 + 0.9 * share), edgecolor="none", pad=1.5),
+            )
             x += len(words[i]) + 1
     more = explanation.read_words - shown
     caption = f"{view.label()} (darkest = {top:.3f})" + (

@@ -49,11 +49,21 @@ class NewsExplanation:
         def item(entry):
             news: NewsItem = entry["news"]
             rest = {k: v for k, v in entry.items() if k != "news"}
-            return dict(rest, news_id=news.news_id, text=news.text, words=news.words,
-                        word_weights=np.round(news.weights, 6).tolist())  # fmt: skip
+            return dict(
+                rest,
+                news_id=news.news_id,
+                text=news.text,
+                words=news.words,
+                word_weights=np.round(news.weights, 6).tolist(),
+            )
 
-        return dict(user_id=self.user_id, impression_id=self.impression_id, scores_popularity=self.scores_popularity,
-                    clicked=[item(c) for c in self.clicked], candidates=[item(c) for c in self.candidates])  # fmt: skip
+        return dict(
+            user_id=self.user_id,
+            impression_id=self.impression_id,
+            scores_popularity=self.scores_popularity,
+            clicked=[item(c) for c in self.clicked],
+            candidates=[item(c) for c in self.candidates],
+        )
 
     def to_html(self) -> str:
         return news_page(self)
@@ -86,9 +96,11 @@ class NewsExplanation:
         figure, axis = plt.subplots(figsize=(max(7.0, 2 + 0.45 * shares.shape[1]), height))
         bound = float(np.abs(shares).max()) or 1.0
         image = axis.imshow(shares, aspect="auto", cmap="RdBu", vmin=-bound, vmax=bound, interpolation="nearest")
-        axis.set_yticks(range(len(self.candidates)),
-                        [f"{c['score']:+.2f} {'*' if c['clicked'] else ' '} {short(c['news'].text)}"
-                         for c in self.candidates], fontsize=7)  # fmt: skip
+        axis.set_yticks(
+            range(len(self.candidates)),
+            [f"{c['score']:+.2f} {'*' if c['clicked'] else ' '} {short(c['news'].text)}" for c in self.candidates],
+            fontsize=7,
+        )
         axis.set_xticks(range(len(self.clicked)), [f"{i + 1}" for i in range(len(self.clicked))], fontsize=7)
         axis.set_xlabel("clicked news (oldest first)")
         title = f"user {self.user_id}: each clicked news' share of each candidate's score (* = clicked)"
@@ -135,16 +147,18 @@ def explain_user(
     tokenized = [split_words(tokenizer, data.news[n].text(fields), config.max_position_embeddings) for n in news_ids]
     rows = [t.input_ids for t in tokenized]
     width = max(1, *(len(r) for r in rows))  # at least one column, as NewsTokens.batch pads
-    batch = tokenizer.pad({"input_ids": rows}, padding="max_length", max_length=width, padding_side="right",
-                          return_tensors="pt")  # fmt: skip
+    batch = tokenizer.pad(
+        {"input_ids": rows}, padding="max_length", max_length=width, padding_side="right", return_tensors="pt"
+    )
     ids, mask = batch["input_ids"], batch["attention_mask"]
     row_of = {n: i for i, n in enumerate(news_ids)}
     model.eval()
     history_index = torch.tensor([[row_of[n] for n in history]])
     candidate_index = torch.tensor([[row_of[n] for n in candidates]])
     counts = candidate_clicks(model, [tuple(candidates)], clicks)
-    out = model(ids, mask, history_index, candidate_index, candidate_clicks=counts, output_attentions=True,
-                return_dict=True)  # fmt: skip
+    out = model(
+        ids, mask, history_index, candidate_index, candidate_clicks=counts, output_attentions=True, return_dict=True
+    )
     pooling = out.news_pooling_attentions.double().numpy()  # (U, L)
     weights = out.user_pooling_attentions[0].double().numpy()  # (H,) each clicked news' weight in the user vector
     states = out.user_news_states[0].double()  # (H, hidden)
@@ -155,8 +169,15 @@ def explain_user(
     for column, n in enumerate(candidates):
         shares = weights * (states @ vectors[row_of[n]]).numpy()
         popularity = 0.0 if out.popularity_scores is None else float(out.popularity_scores[0, column])
-        ranked.append(dict(news=items[n], score=float(out.logits[0, column]), shares=np.round(shares, 6).tolist(),
-                           popularity=popularity, clicked=labels.get(n)))  # fmt: skip
+        ranked.append(
+            dict(
+                news=items[n],
+                score=float(out.logits[0, column]),
+                shares=np.round(shares, 6).tolist(),
+                popularity=popularity,
+                clicked=labels.get(n),
+            )
+        )
     ranked.sort(key=lambda c: -c["score"])
     clicked = [dict(news=items[n], weight=float(w)) for n, w in zip(history, weights, strict=True)]
     return NewsExplanation(user_id, impression.impression_id, clicked, ranked, counts is not None)
@@ -185,8 +206,10 @@ def news_page(explanation: NewsExplanation) -> str:
         drivers = "; ".join(f"#{i + 1} {shares[i]:+.3f}" for i in order)
         mark = {1: "clicked", 0: "not clicked"}.get(c["clicked"], "")
         popularity = f"<td>{c['popularity']:+.3f}</td>" if explanation.scores_popularity else ""
-        rows.append(f"<tr><td>{rank}</td><td>{c['score']:+.3f}</td>{popularity}<td>{mark}</td>"
-                    f"<td>{_title(c['news'])}</td><td class='muted'>{drivers}</td></tr>")  # fmt: skip
+        rows.append(
+            f"<tr><td>{rank}</td><td>{c['score']:+.3f}</td>{popularity}<td>{mark}</td>"
+            f"<td>{_title(c['news'])}</td><td class='muted'>{drivers}</td></tr>"
+        )
     popularity_head = "<th>of it, popularity</th>" if explanation.scores_popularity else ""
     popularity_note = (
         " This model also adds a learned score of each candidate's popularity (its clicks in the training data, the "

@@ -150,8 +150,10 @@ def _text(explanation: Explanation, weights: np.ndarray, page_words: int) -> tup
             style = shade_style(float(weights[i]), top)
             current.append(f"<span class='w' data-i='{i}' style='{style}'>{html.escape(word.text)}</span>")
         else:
-            current.append(f"<span class='w unread' data-i='{i}' title='not read: after the first "
-                           f"{explanation.tokens_read} tokens'>{html.escape(word.text)}</span>")  # fmt: skip
+            current.append(
+                f"<span class='w unread' data-i='{i}' title='not read: after the first "
+                f"{explanation.tokens_read} tokens'>{html.escape(word.text)}</span>"
+            )
         cursor = word.end
     current.append(html.escape(explanation.text[cursor:]))
     pages.append("".join(current))

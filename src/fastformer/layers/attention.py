@@ -220,10 +220,22 @@ class FastformerAttention(nn.Module):
         w_k, b_k = self.scoring_weights("key")
         dense = self.output_dense
         return fastformer_block_fused(
-            hidden_states, self.query.weight, self.query.bias, self.key.weight, self.key.bias, w_q, w_k,
-            self.transform.weight, self.transform.bias, None if dense is None else dense.weight,
-            None if dense is None else dense.bias, mask, num_heads=self.num_heads, b_q=b_q, b_k=b_k,
-        )  # fmt: skip
+            hidden_states,
+            self.query.weight,
+            self.query.bias,
+            self.key.weight,
+            self.key.bias,
+            w_q,
+            w_k,
+            self.transform.weight,
+            self.transform.bias,
+            None if dense is None else dense.weight,
+            None if dense is None else dense.bias,
+            mask,
+            num_heads=self.num_heads,
+            b_q=b_q,
+            b_k=b_k,
+        )
 
     def _scoring_inputs(self, hidden_states: torch.Tensor):
         """What the weights are computed from, in the accumulation dtype: q and k (B, H, N, D), (w_q, b_q),

@@ -162,8 +162,16 @@ class PoolStatistics:
 
     def tensors(self) -> tuple[torch.Tensor, ...]:
         """In the constructor's order (to save for backward and rebuild with `PoolStatistics(*tensors)`)."""
-        return (self.scores_q, self.scores_k, self.shift_q, self.total_q, self.shift_k, self.total_k, self.q_global,
-                self.k_mean)  # fmt: skip
+        return (
+            self.scores_q,
+            self.scores_k,
+            self.shift_q,
+            self.total_q,
+            self.shift_k,
+            self.total_k,
+            self.q_global,
+            self.k_mean,
+        )
 
     def k_global(self, rows: slice) -> torch.Tensor:
         """k_g = q_g * k_mean of a batch block, as (b, 1, C) to broadcast over tokens."""
@@ -324,8 +332,20 @@ class _FusedFastformerAttention(torch.autograd.Function):
         q, k, v, w_q, w_k, b_q, b_k, mask, *pools = ctx.saved_tensors
         weights = ScoringWeights(w_q, w_k, b_q, b_k, num_heads, scale, accumulation_dtype(q.dtype))
         dq, dk, dv, dw_q, dw_k, db_q, db_k = _backward(grad_u, q, k, v, mask, weights, PoolStatistics(*pools), chunk)
-        return (dq, dk, dv, dw_q, dw_k, db_q if b_q is not None else None, db_k if b_k is not None else None,
-                None, None, None, None, None)  # fmt: skip
+        return (
+            dq,
+            dk,
+            dv,
+            dw_q,
+            dw_k,
+            db_q if b_q is not None else None,
+            db_k if b_k is not None else None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        )
 
 
 def _backward(g, q, k, v, mask, weights: ScoringWeights, pools: PoolStatistics, chunk: int):
@@ -370,8 +390,9 @@ def _backward(g, q, k, v, mask, weights: ScoringWeights, pools: PoolStatistics, 
         dk_global = torch.zeros(b, C, dtype=acc, device=q.device)
         for tokens in token_slices:
             dk_global += (g[rows, tokens].to(acc) * token_chunk(value, rows, tokens, acc, mask)).sum(1)
-        pool_backward(q, k, rows, token_slices, mask, weights, pools, dk_global.view(b, H, C // H), grads,
-                      dk_sink, dq_sink)  # fmt: skip
+        pool_backward(
+            q, k, rows, token_slices, mask, weights, pools, dk_global.view(b, H, C // H), grads, dk_sink, dq_sink
+        )
         if dv is not None:
             torch.mul(g[rows], k_global.to(g.dtype), out=dv[rows])
             if mask is not None:
@@ -416,8 +437,9 @@ def fastformer_attention_fused(
         q, k, v, w_q, w_k, b_q, b_k = cast_for_autocast(dtype, q, k, v, w_q, w_k, b_q, b_k)
         v = q if shared else v
         with torch.autocast(q.device.type, enabled=False):
-            return _FusedFastformerAttention.apply(q, k, v, w_q, w_k, b_q, b_k, mask, num_heads, scale, shared,
-                                                   chunk_tokens)  # fmt: skip
+            return _FusedFastformerAttention.apply(
+                q, k, v, w_q, w_k, b_q, b_k, mask, num_heads, scale, shared, chunk_tokens
+            )
     return _FusedFastformerAttention.apply(q, k, v, w_q, w_k, b_q, b_k, mask, num_heads, scale, shared, chunk_tokens)
 
 

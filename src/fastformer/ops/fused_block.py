@@ -96,22 +96,31 @@ class _KeyProjection:
         return out if self.bias is None else out + self.bias.view(num_heads, -1)
 
 
-def _pool_keys_from_x(x, rows, token_slices, mask, weights: ScoringWeights, pools: PoolStatistics,
-                      key: _KeyProjection) -> None:  # fmt: skip
+def _pool_keys_from_x(
+    x, rows, token_slices, mask, weights: ScoringWeights, pools: PoolStatistics, key: _KeyProjection
+) -> None:
     """The second pooling read off x: k_mean = sum_i beta_i k_i = (sum_i beta_i x_i) W_key^T + b_key (the weights
     sum to 1), scores k_i . w_eff = x_i @ (W_key^T w_eff) + b_key . w_eff. Saves the key projection's matmul and k."""
     m, c = key.scoring(weights, pools.q_global[rows])
     x_mean, pools.shift_k[rows], total = online_pool(
-        x, rows, token_slices, mask, lambda xc: torch.bmm(xc, m).transpose(1, 2), c, weights.acc, pools.scores_k,
+        x,
+        rows,
+        token_slices,
+        mask,
+        lambda xc: torch.bmm(xc, m).transpose(1, 2),
+        c,
+        weights.acc,
+        pools.scores_k,
         pool=lambda xc, e: torch.bmm(e, xc),  # (b, H, C): each head's weighted mean of the whole x_i
-    )  # fmt: skip
+    )
     pools.total_k[rows] = total
     k_mean = key.per_head(x_mean, weights.num_heads)
     pools.k_mean[rows] = torch.where(total[..., None] > 0, k_mean, 0)  # no real token: 0, as the op gives
 
 
-def _key_pass_from_x(x, rows, token_slices, mask, weights, pools, key: _KeyProjection, dk_mean, grads, dx,
-                     dw_key, db_key) -> torch.Tensor:  # fmt: skip
+def _key_pass_from_x(
+    x, rows, token_slices, mask, weights, pools, key: _KeyProjection, dk_mean, grads, dx, dw_key, db_key
+) -> torch.Tensor:
     """Backward pass 2 of the fused op (`key_pass`) with k never formed. dL/dk_i = lhs_i @ rhs with lhs_i =
     [beta_i; dt_i] (2H) and rhs (2H, C) fixed per sequence, so
         dL/dx_i (key path) = lhs_i @ (rhs W_key)              a (T, 2H) @ (2H, C) product, not (T, C) @ (C, C)
@@ -158,8 +167,26 @@ def _key_pass_from_x(x, rows, token_slices, mask, weights, pools, key: _KeyProje
 
 class _FusedFastformerBlock(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, mask, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_r, b_r, w_o, b_o,
-                num_heads: int, scale: float, chunk: int):  # fmt: skip
+    def forward(
+        ctx,
+        x,
+        mask,
+        w_query,
+        b_query,
+        w_key,
+        b_key,
+        w_q,
+        w_k,
+        b_q,
+        b_k,
+        w_r,
+        b_r,
+        w_o,
+        b_o,
+        num_heads: int,
+        scale: float,
+        chunk: int,
+    ):
         B, N, C = x.shape
         acc = accumulation_dtype(x.dtype)
         q = F.linear(x, w_query, b_query)  # (B, N, C)
@@ -253,8 +280,9 @@ class _FusedFastformerBlock(torch.autograd.Function):
                 else:
                     torch.addcmul(do_c, du, k_global, out=e[rows, tokens])
             dq_g, dk_mean = key_pool_grads(pools, rows, dk_global.view(b, num_heads, -1))
-            dw_eff = _key_pass_from_x(x, rows, token_slices, mask, weights, pools, key, dk_mean, grads,
-                                      dx, dw_key, db_key)  # fmt: skip
+            dw_eff = _key_pass_from_x(
+                x, rows, token_slices, mask, weights, pools, key, dk_mean, grads, dx, dw_key, db_key
+            )
             dq_g = dq_g + key_scoring_grads(weights, pools.q_global[rows], dw_eff, grads)
             query_pass(q, rows, token_slices, mask, weights, pools, dq_g, grads, dq_sink)
         dw_q, dw_k, db_q, db_k = grads.finish(weights)
@@ -263,14 +291,24 @@ class _FusedFastformerBlock(torch.autograd.Function):
             return t.to(like.dtype)
 
         return (
-            dx, None,
-            cast(dw_query, w_query), cast(db_query, w_query) if has_b_query else None,
-            cast(dw_key, w_key), cast(db_key, w_key) if has_b_key else None,
-            dw_q, dw_k, None if b_q is None else db_q.to(b_q.dtype), None if b_k is None else db_k.to(b_k.dtype),
-            cast(dw_r, w_r), cast(db_r, w_r) if b_r is not None else None,
-            None if w_o is None else cast(dw_o, w_o), cast(db_o, w_o) if has_b_o else None,
-            None, None, None,
-        )  # fmt: skip
+            dx,
+            None,
+            cast(dw_query, w_query),
+            cast(db_query, w_query) if has_b_query else None,
+            cast(dw_key, w_key),
+            cast(db_key, w_key) if has_b_key else None,
+            dw_q,
+            dw_k,
+            None if b_q is None else db_q.to(b_q.dtype),
+            None if b_k is None else db_k.to(b_k.dtype),
+            cast(dw_r, w_r),
+            cast(db_r, w_r) if b_r is not None else None,
+            None if w_o is None else cast(dw_o, w_o),
+            cast(db_o, w_o) if has_b_o else None,
+            None,
+            None,
+            None,
+        )
 
 
 def fastformer_block_fused(
@@ -319,6 +357,21 @@ def fastformer_block_fused(
     x, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_transform, b_transform, w_out, b_out = tensors
     with torch.autocast(x.device.type, enabled=False) if dtype is not None else contextlib.nullcontext():
         return _FusedFastformerBlock.apply(
-            x.contiguous(), mask, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_transform, b_transform,
-            w_out, b_out, num_heads, scale, chunk_tokens,
-        )  # fmt: skip
+            x.contiguous(),
+            mask,
+            w_query,
+            b_query,
+            w_key,
+            b_key,
+            w_q,
+            w_k,
+            b_q,
+            b_k,
+            w_transform,
+            b_transform,
+            w_out,
+            b_out,
+            num_heads,
+            scale,
+            chunk_tokens,
+        )

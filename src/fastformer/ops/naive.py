@@ -124,9 +124,24 @@ def causal_fastformer_attention_reference(
 
 
 def fastformer_block_reference(
-    x, w_query, b_query, w_key, b_key, w_q, w_k, w_transform, b_transform, w_out=None, b_out=None, mask=None, *,
-    num_heads: int, b_q=None, b_k=None, scale=None,
-) -> torch.Tensor:  # fmt: skip
+    x,
+    w_query,
+    b_query,
+    w_key,
+    b_key,
+    w_q,
+    w_k,
+    w_transform,
+    b_transform,
+    w_out=None,
+    b_out=None,
+    mask=None,
+    *,
+    num_heads: int,
+    b_q=None,
+    b_k=None,
+    scale=None,
+) -> torch.Tensor:
     """The same block, spelled out with the slow reference op on (B, H, N, D): the ground truth of the tests."""
     B, N, C = x.shape
     q = F.linear(x, w_query, b_query)

@@ -37,8 +37,10 @@ def relabel_binary(examples: list[Example], threshold: float | None) -> list[Exa
         try:
             value = float(e.label)
         except ValueError:
-            raise ValueError(f"{e.source}: label {e.label!r} is not a number; --binary-threshold {threshold:g} "
-                             "splits numeric labels (ratings) into pos / neg") from None  # fmt: skip
+            raise ValueError(
+                f"{e.source}: label {e.label!r} is not a number; --binary-threshold {threshold:g} "
+                "splits numeric labels (ratings) into pos / neg"
+            ) from None
         relabelled.append(Example(e.text, "pos" if value >= threshold else "neg", e.source))
     return relabelled
 
@@ -187,8 +189,10 @@ class ClassificationTask(Task):
         splits = load_splits(cfg, report)
         labels = LabelMap.from_examples(splits["train"])
         if len(labels) < 2:
-            raise ValueError(f"the training data holds one class ({labels.labels[0]!r}): a classifier needs two or "
-                             "more (check --label-field)")  # fmt: skip
+            raise ValueError(
+                f"the training data holds one class ({labels.labels[0]!r}): a classifier needs two or "
+                "more (check --label-field)"
+            )
         for name in ("validation", "test"):  # a label the training data lacks: an error now, not after training
             for example in splits.get(name, ()):
                 labels.encode(example)
@@ -263,7 +267,7 @@ class ClassificationTask(Task):
                 "validation loss": "eval_loss",
                 "validation macro-F1": "eval_macro_f1",
                 "validation accuracy": "eval_accuracy",
-            },  # fmt: skip
+            },
             trainer_kwargs=dict(compute_metrics=compute_metrics),
         )
 
@@ -306,8 +310,10 @@ def load_model(model_dir: str | Path):
     model, info = AutoModelForSequenceClassification.from_pretrained(str(model_dir), output_loading_info=True)
     missing = info.get("missing_keys") or []
     if missing:  # a renamed or lost tensor would be drawn at random and predict with it
-        raise ValueError(f"{model_dir}/model.safetensors: lacks tensors {', '.join(sorted(missing)[:5])}"
-                         f"{' ...' if len(missing) > 5 else ''}; the folder is damaged")  # fmt: skip
+        raise ValueError(
+            f"{model_dir}/model.safetensors: lacks tensors {', '.join(sorted(missing)[:5])}"
+            f"{' ...' if len(missing) > 5 else ''}; the folder is damaged"
+        )
     model.eval()
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     id2label = model.config.id2label

@@ -57,8 +57,15 @@ def evaluations_by_steps(cfg: Any, train_examples: int) -> dict[str, Any]:
     steps_per_epoch = math.ceil(train_examples / cfg.batch_size)
     total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(cfg.epochs * steps_per_epoch)
     every = max(1, math.ceil(total_steps / max(1, cfg.evaluations)))
-    return dict(max_steps=cfg.max_steps, eval_strategy="steps", eval_steps=every, save_strategy="steps",
-                save_steps=every, metric_for_best_model="loss", greater_is_better=False)  # fmt: skip
+    return dict(
+        max_steps=cfg.max_steps,
+        eval_strategy="steps",
+        eval_steps=every,
+        save_strategy="steps",
+        save_steps=every,
+        metric_for_best_model="loss",
+        greater_is_better=False,
+    )
 
 
 def hold_out(items: list, fraction: float, seed: int) -> tuple[list, list]:
@@ -136,8 +143,16 @@ def tokenizer_files(folder: Path) -> list[str]:
     try:
         return list(json.loads((folder / TOKENIZER_STAMP).read_text())["files"])
     except (OSError, ValueError, KeyError, TypeError):
-        names = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
-                 "added_tokens.json", "chat_template.jinja", "vocabulary_report.json", TOKENIZER_STAMP]  # fmt: skip
+        names = [
+            "tokenizer.json",
+            "tokenizer_config.json",
+            "special_tokens_map.json",
+            "vocab.txt",
+            "added_tokens.json",
+            "chat_template.jinja",
+            "vocabulary_report.json",
+            TOKENIZER_STAMP,
+        ]
         return names
 
 
@@ -193,12 +208,12 @@ def tokenizer_report(cfg: Any, tokenizer) -> dict[str, Any]:
     from fastformer.tasks.inputs import tokenization_of
 
     trained = source is None and tokenization_of(cfg) == "wordpiece"
-    return dict(source=str(source) if source else "trained", size=len(tokens), sha256=digest,
-                reproducible=not trained)  # fmt: skip
+    return dict(source=str(source) if source else "trained", size=len(tokens), sha256=digest, reproducible=not trained)
 
 
-def plot_training(log_history: list[dict], path: Path, evaluations: dict[str, str], title: str = "",
-                  kept_step: int | None = None) -> None:  # fmt: skip
+def plot_training(
+    log_history: list[dict], path: Path, evaluations: dict[str, str], title: str = "", kept_step: int | None = None
+) -> None:
     """training.png: the training loss and every validation loss on one axis, validation scores ({label: log key})
     on a second, the kept checkpoint marked, legends outside the curves."""
     import matplotlib
@@ -218,8 +233,9 @@ def plot_training(log_history: list[dict], path: Path, evaluations: dict[str, st
         on_loss_axis = "loss" in key
         if not on_loss_axis:
             twin = twin or ax.twinx()
-        (ax if on_loss_axis else twin).plot(*zip(*points, strict=True), "os^v"[number % 4] + "-",
-                                            color=f"C{number + 1}", label=label)  # fmt: skip
+        (ax if on_loss_axis else twin).plot(
+            *zip(*points, strict=True), "os^v"[number % 4] + "-", color=f"C{number + 1}", label=label
+        )
     if kept_step is not None:
         ax.axvline(kept_step, color="grey", linestyle=":", label=f"kept (step {kept_step})")
     ax.set_xlabel("step")

@@ -128,9 +128,10 @@ class RunConfig:
         shapes_weights=False,
     )
     resume: bool = setting(
-        False, "continue from the last complete checkpoint (refused if it was trained with other settings)",
+        False,
+        "continue from the last complete checkpoint (refused if it was trained with other settings)",
         shapes_weights=False,
-    )  # fmt: skip
+    )
     seed: int = setting(42, "random seed")
     preset: str = setting("paper", "model preset", choices=("paper", "official"))
     model: dict[str, Any] = setting(factory=dict, help="FastformerConfig overrides (--model FIELD=VALUE)", flag=False)
@@ -263,8 +264,10 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
         else:
             values = json.loads(text)
     except Exception as error:  # yaml.YAMLError, json.JSONDecodeError: one line, not a traceback
-        raise SettingError("config", f"{path}: not valid {'YAML' if path.suffix in ('.yaml', '.yml') else 'JSON'}: "
-                           f"{str(error).splitlines()[0]}") from None  # fmt: skip
+        raise SettingError(
+            "config",
+            f"{path}: not valid {'YAML' if path.suffix in ('.yaml', '.yml') else 'JSON'}: {str(error).splitlines()[0]}",
+        ) from None
     if not isinstance(values, dict):
         raise SettingError("config", f"{path}: a config file must hold a mapping of setting: value")
     return values

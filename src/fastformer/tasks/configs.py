@@ -161,9 +161,7 @@ class ClassificationConfig(WordInputSettings):
 class LanguageModelingConfig(TokenizerSettings):
     """Causal language modelling (`fastformer train lm`); saved as run_config.json beside the model."""
 
-    train: str | None = setting(
-        None, "training documents: a JSON Lines, CSV/TSV or text file", paths="file"
-    )  # fmt: skip
+    train: str | None = setting(None, "training documents: a JSON Lines, CSV/TSV or text file", paths="file")
     validation: str | None = setting(
         None, "validation documents; default: hold out --validation-fraction of the training documents", paths="file"
     )
@@ -281,9 +279,10 @@ class NewsConfig(WordInputSettings):
         paths="file-or-folder",
     )
     validation: str | None = setting(
-        None, "validation MIND folder; default: hold out --validation-fraction of the training impressions",
+        None,
+        "validation MIND folder; default: hold out --validation-fraction of the training impressions",
         paths="file-or-folder",
-    )  # fmt: skip
+    )
     test: str | None = setting(None, "test MIND folder", paths="file-or-folder", shapes_weights=False)
     validation_fraction: float = setting(0.1, "hold-out fraction of the training impressions", above=0, below=1)
     max_train_impressions: int | None = setting(None, "use only the first N training impressions", minimum=1)
@@ -338,8 +337,9 @@ class NewsConfig(WordInputSettings):
 class SummarizationConfig(WordInputSettings):
     """Abstractive summarization (`fastformer train summarize`); saved as run_config.json beside the model."""
 
-    train: str | None = setting(None, "a file of document / summary pairs (CSV, JSON Lines, Cohan's PubMed)",
-                                paths="file")  # fmt: skip
+    train: str | None = setting(
+        None, "a file of document / summary pairs (CSV, JSON Lines, Cohan's PubMed)", paths="file"
+    )
     validation: str | None = setting(
         None, "validation pairs; default: hold out --validation-fraction of train (or --split)", paths="file"
     )
@@ -369,16 +369,20 @@ class SummarizationConfig(WordInputSettings):
     batch_size: int = redefault(RunConfig, "batch_size", 32)
     num_beams: int = setting(5, "beam size (1 = greedy)", minimum=1, shapes_weights=False)
     length_penalty: float = setting(1.0, "beam-search length penalty", shapes_weights=False)
-    no_repeat_ngram_size: int = setting(3, "never repeat an n-gram of this size (0 = off)", minimum=0,
-                                        shapes_weights=False)  # fmt: skip
+    no_repeat_ngram_size: int = setting(
+        3, "never repeat an n-gram of this size (0 = off)", minimum=0, shapes_weights=False
+    )
     min_new_tokens: int = setting(0, "shortest summary generated, in tokens", minimum=0, shapes_weights=False)
     eval_batch_size: int = setting(16, "documents summarized per batch", minimum=1, shapes_weights=False)
-    bootstrap_samples: int = setting(1000, "bootstrap samples of the ROUGE confidence intervals", minimum=0,
-                                     shapes_weights=False)  # fmt: skip
+    bootstrap_samples: int = setting(
+        1000, "bootstrap samples of the ROUGE confidence intervals", minimum=0, shapes_weights=False
+    )
     rouge_splits: list[str] = setting(
-        factory=lambda: ["validation", "test"], help="splits summarized and scored", choices=("validation", "test"),
+        factory=lambda: ["validation", "test"],
+        help="splits summarized and scored",
+        choices=("validation", "test"),
         shapes_weights=False,
-    )  # fmt: skip
+    )
     output_dir: str = redefault(RunConfig, "output_dir", "runs/summarization")
 
     def check(self) -> None:

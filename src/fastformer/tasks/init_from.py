@@ -14,11 +14,28 @@ from typing import Any
 # Config fields that give the encoder's tensors their shapes or their meaning: a fine-tuning run may not change them
 # (dropouts, the head and the attention implementation it may).
 ENCODER_FIELDS = (
-    "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size", "embedding_size",
-    "max_position_embeddings", "position_embedding_type", "embedding_layer_norm", "norm_position", "hidden_act",
-    "attention_type", "interaction", "query_value_sharing", "layer_sharing", "head_sharing", "scoring", "transform",
-    "attention_output_dense", "causal", "pad_token_id",
-)  # fmt: skip
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "vocab_size",
+    "embedding_size",
+    "max_position_embeddings",
+    "position_embedding_type",
+    "embedding_layer_norm",
+    "norm_position",
+    "hidden_act",
+    "attention_type",
+    "interaction",
+    "query_value_sharing",
+    "layer_sharing",
+    "head_sharing",
+    "scoring",
+    "transform",
+    "attention_output_dense",
+    "causal",
+    "pad_token_id",
+)
 
 
 class InitFromError(ValueError):
@@ -49,31 +66,46 @@ def pretrained_tokenizer(folder: str | Path, given: str | None = None):
     if given:
         other = AutoTokenizer.from_pretrained(str(given))
         if other.get_vocab() != tokenizer.get_vocab():
-            raise InitFromError(f"--tokenizer {given}: its vocabulary ({len(other)} tokens) differs from the one "
-                                f"--init-from {folder} was trained with ({len(tokenizer)} tokens)")  # fmt: skip
+            raise InitFromError(
+                f"--tokenizer {given}: its vocabulary ({len(other)} tokens) differs from the one "
+                f"--init-from {folder} was trained with ({len(tokenizer)} tokens)"
+            )
     return tokenizer
 
 
-def fine_tuning_config(folder: str | Path, head_fields: dict[str, Any], overrides: dict[str, Any], architecture: str,
-                       tokenizer, max_length: int):  # fmt: skip
+def fine_tuning_config(
+    folder: str | Path,
+    head_fields: dict[str, Any],
+    overrides: dict[str, Any],
+    architecture: str,
+    tokenizer,
+    max_length: int,
+):
     """The pretrained config with the new head's fields (labels, ...) and `overrides` (--model) that leave the
     encoder as it is; every mismatch is an InitFromError naming both values."""
     config = pretrained_config(folder)
     wanted = "softmax" if architecture == "softmax" else "fastformer"
     if config.attention_type != wanted:
-        raise InitFromError(f"--architecture {architecture}: --init-from {folder} was trained with "
-                            f"attention_type {config.attention_type!r}")  # fmt: skip
+        raise InitFromError(
+            f"--architecture {architecture}: --init-from {folder} was trained with "
+            f"attention_type {config.attention_type!r}"
+        )
     for key, value in overrides.items():
         if key in ENCODER_FIELDS and getattr(config, key, None) != value:
             pretrained = getattr(config, key, None)
-            raise InitFromError(f"--model {key}={value!r}: --init-from {folder} has {key}={pretrained!r} (the "
-                                "encoder's weights keep its shapes)")  # fmt: skip
+            raise InitFromError(
+                f"--model {key}={value!r}: --init-from {folder} has {key}={pretrained!r} (the "
+                "encoder's weights keep its shapes)"
+            )
     if len(tokenizer) != config.vocab_size:
-        raise InitFromError(f"--init-from {folder}: its tokenizer has {len(tokenizer)} tokens, its model "
-                            f"vocab_size {config.vocab_size}")  # fmt: skip
+        raise InitFromError(
+            f"--init-from {folder}: its tokenizer has {len(tokenizer)} tokens, its model vocab_size {config.vocab_size}"
+        )
     if max_length > config.max_position_embeddings:
-        raise InitFromError(f"--max-length {max_length}: --init-from {folder} has max_position_embeddings "
-                            f"{config.max_position_embeddings}")  # fmt: skip
+        raise InitFromError(
+            f"--max-length {max_length}: --init-from {folder} has max_position_embeddings "
+            f"{config.max_position_embeddings}"
+        )
     config.update({**head_fields, **overrides})
     config.architectures = None
     return config
@@ -86,8 +118,10 @@ def load_encoder(model_class, folder: str | Path, config):
     fresh = set(info.get("missing_keys", ()))
     encoder_missing = sorted(k for k in fresh if k.startswith("fastformer.") and not k.startswith("fastformer.pooler."))
     if encoder_missing:
-        raise InitFromError(f"--init-from {folder}: the folder lacks encoder tensors {', '.join(encoder_missing[:5])}"
-                            f"{' ...' if len(encoder_missing) > 5 else ''}")  # fmt: skip
+        raise InitFromError(
+            f"--init-from {folder}: the folder lacks encoder tensors {', '.join(encoder_missing[:5])}"
+            f"{' ...' if len(encoder_missing) > 5 else ''}"
+        )
     mismatched = info.get("mismatched_keys") or []
     if mismatched:
         raise InitFromError(f"--init-from {folder}: tensors of another shape: {mismatched[:3]}")
@@ -106,6 +140,7 @@ def origin_report(folder: str | Path, fresh: list[str]) -> dict[str, Any]:
     if metrics.is_file():
         pretraining = json.loads(metrics.read_text())
         train = pretraining.get("train") or {}
-        report["pretraining"] = dict(steps=train.get("steps"), tokens=train.get("tokens"),
-                                     validation=pretraining.get("validation"))  # fmt: skip
+        report["pretraining"] = dict(
+            steps=train.get("steps"), tokens=train.get("tokens"), validation=pretraining.get("validation")
+        )
     return report

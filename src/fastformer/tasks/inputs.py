@@ -118,8 +118,10 @@ def initialise_embeddings(model, tokenizer, vectors, freeze: bool, seed: int) ->
     vocabulary = vocabulary_of(tokenizer)
     matrix, found = embedding_matrix(vocabulary, vectors, tokenizer.pad_token_id, seed=seed)
     if found == 0:
-        raise ValueError(f"{vectors.source}: none of the {len(vocabulary)} vocabulary words has a vector (coverage 0: "
-                         "another language, other casing, or the wrong file?)")  # fmt: skip
+        raise ValueError(
+            f"{vectors.source}: none of the {len(vocabulary)} vocabulary words has a vector (coverage 0: "
+            "another language, other casing, or the wrong file?)"
+        )
     if width > vectors.dim:
         matrix = embed_isometrically(matrix, width, seed)
     with torch.no_grad():

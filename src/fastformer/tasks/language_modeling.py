@@ -180,8 +180,9 @@ def load_generator(model_dir: str | Path):
     saved = json.loads((Path(model_dir) / "config.json").read_text()).get("architectures") or []
     if saved and not any(name.endswith(("ForCausalLM", "LMHeadModel")) for name in saved):
         # loading would keep the encoder and start a random next-token head: text out of noise, exit 0
-        raise ValueError(f"{model_dir}: holds a {saved[0]}, not a causal language model (`fastformer train lm` "
-                         "trains one)")  # fmt: skip
+        raise ValueError(
+            f"{model_dir}: holds a {saved[0]}, not a causal language model (`fastformer train lm` trains one)"
+        )
     model = AutoModelForCausalLM.from_pretrained(str(model_dir)).eval()
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     tokenizer.padding_side = "left"  # decoding continues from the last column

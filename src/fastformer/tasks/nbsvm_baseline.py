@@ -138,7 +138,7 @@ def train_nbsvm(cfg, splits: dict[str, list], labels, out: Path, data_report: di
             c_grid=list(C_GRID),
             chosen_c=c,
             alpha=ALPHA,
-        ),  # fmt: skip
+        ),
     )
     if data_report:
         metrics["data"] = data_report

@@ -371,8 +371,11 @@ class NewsTask(Task):
             prior = popularity_prior(splits["train"], clicks, config.popularity_buckets)
             with torch.no_grad():
                 model.popularity.weight[:, 0] = torch.tensor(prior)
-            train_counts.update(popularity_clicks=sum(clicks.values()), popularity_news=len(clicks),
-                                popularity_prior=[round(p, 4) for p in prior])  # fmt: skip
+            train_counts.update(
+                popularity_clicks=sum(clicks.values()),
+                popularity_news=len(clicks),
+                popularity_prior=[round(p, 4) for p in prior],
+            )
         trainer_class, callbacks = ranking_trainer(cfg, tokens, rows, splits["validation"], clicks)
         return Prepared(
             model=model,

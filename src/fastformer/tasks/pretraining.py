@@ -85,8 +85,10 @@ def load_texts(cfg: PretrainingConfig, report: dict[str, Any]) -> dict[str, list
     )
     report["split"] = dict(train=len(train), validation=len(validation))
     if cfg.exclude:
-        print(f"pretraining: {read} texts read, {dropped} dropped as in --exclude files, {repeats} repeats dropped",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"pretraining: {read} texts read, {dropped} dropped as in --exclude files, {repeats} repeats dropped",
+            file=sys.stderr,
+        )
     return dict(train=train, validation=validation)
 
 
@@ -132,8 +134,14 @@ class MaskingCollator:
     after it has collated the first batch after the checkpoint), and each epoch masks a text anew. `epoch` is set by
     `EpochCallback`; with `seed=None` the global generator is used."""
 
-    def __init__(self, tokenizer, mlm_probability: float, whole_word_mask: bool, seed: int | None = None,
-                 replacement_noise: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        tokenizer,
+        mlm_probability: float,
+        whole_word_mask: bool,
+        seed: int | None = None,
+        replacement_noise: bool = False,
+    ):
         import warnings
 
         from transformers import DataCollatorForLanguageModeling
@@ -206,8 +214,10 @@ def _padded_offsets(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if "offset_mapping" not in items[0]:
         return items
     length = max(len(item["input_ids"]) for item in items)
-    return [{**item, "offset_mapping": list(item["offset_mapping"]) + [(0, 0)] * (length - len(item["input_ids"]))}
-            for item in items]  # fmt: skip
+    return [
+        {**item, "offset_mapping": list(item["offset_mapping"]) + [(0, 0)] * (length - len(item["input_ids"]))}
+        for item in items
+    ]
 
 
 class MaskedPieces(torch.utils.data.Dataset):
@@ -220,8 +230,11 @@ class MaskedPieces(torch.utils.data.Dataset):
             batch = collator([pieces[i] for i in range(start, min(start + batch_size, len(pieces)))])
             lengths = batch["attention_mask"].sum(-1).tolist()
             for row, n in enumerate(lengths):
-                item = {key: batch[key][row, :n].tolist() for key in ("input_ids", "labels", "replacement_noise")
-                        if key in batch}  # fmt: skip
+                item = {
+                    key: batch[key][row, :n].tolist()
+                    for key in ("input_ids", "labels", "replacement_noise")
+                    if key in batch
+                }
                 self.items.append(item)
 
     def __len__(self) -> int:
@@ -362,7 +375,7 @@ class PretrainingTask(Task):
                 compute_metrics=metrics[0],
                 preprocess_logits_for_metrics=metrics[1],
                 callbacks=[epoch_callback(collator)],
-            ),  # fmt: skip
+            ),
             state=dict(collator=collator),
         )
 

@@ -26,31 +26,41 @@ class TaskEntry:
 
 TASKS = {
     "classification": TaskEntry(
-        "classification", "fastformer.tasks.classification", configs.ClassificationConfig,
+        "classification",
+        "fastformer.tasks.classification",
+        configs.ClassificationConfig,
         "text classification (default; with no --train, the built-in generated task)",
         ("FastformerForSequenceClassification",),
     ),
     "lm": TaskEntry(
-        "lm", "fastformer.tasks.language_modeling", configs.LanguageModelingConfig,
+        "lm",
+        "fastformer.tasks.language_modeling",
+        configs.LanguageModelingConfig,
         "causal language model (Fastformer or the GPT-2 baseline of the same size)",
         ("FastformerForCausalLM", "GPT2LMHeadModel"),
     ),
     "pretrain": TaskEntry(
-        "pretrain", "fastformer.tasks.pretraining", configs.PretrainingConfig,
+        "pretrain",
+        "fastformer.tasks.pretraining",
+        configs.PretrainingConfig,
         "self-supervised pretraining (masked LM or ELECTRA) of an encoder that `train ... --init-from` fine-tunes",
         ("FastformerForMaskedLM",),
     ),
     "news": TaskEntry(
-        "news", "fastformer.tasks.news_recommendation", configs.NewsConfig,
+        "news",
+        "fastformer.tasks.news_recommendation",
+        configs.NewsConfig,
         "news recommendation on MIND (the hierarchical recommender; NRMS-style softmax baseline)",
         ("FastformerForNewsRecommendation",),
     ),
     "summarize": TaskEntry(
-        "summarize", "fastformer.tasks.summarization", configs.SummarizationConfig,
+        "summarize",
+        "fastformer.tasks.summarization",
+        configs.SummarizationConfig,
         "abstractive summarization (encoder-decoder; softmax encoder and Lead-3 baselines)",
         ("FastformerForConditionalGeneration",),
     ),
-}  # fmt: skip
+}
 
 
 class NotARunFolder(ValueError):
@@ -113,5 +123,6 @@ def task_of_folder(path: str | Path) -> tuple[str, str | None]:
         for entry in TASKS.values():
             if any(n in entry.architectures for n in names):
                 return entry.name, architecture
-    raise NotARunFolder(f"{folder}: not a folder written by `fastformer train` (no run_complete.json, config.json or "
-                        "a TF-IDF model)")  # fmt: skip
+    raise NotARunFolder(
+        f"{folder}: not a folder written by `fastformer train` (no run_complete.json, config.json or a TF-IDF model)"
+    )

@@ -140,8 +140,10 @@ def divergence_callback():
         def on_log(self, args, state, control, logs=None, **kwargs):
             loss = (logs or {}).get("loss")
             if loss is not None and not math.isfinite(loss):
-                raise TrainingDiverged(f"training diverged: the loss is {loss} at step {state.global_step} (a lower "
-                                       "--learning-rate, or check the data and word vectors)")  # fmt: skip
+                raise TrainingDiverged(
+                    f"training diverged: the loss is {loss} at step {state.global_step} (a lower "
+                    "--learning-rate, or check the data and word vectors)"
+                )
 
     return Divergence()
 
@@ -170,9 +172,14 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
 
     main = is_main_process()
     folder = RunFolder(
-        cfg.output_dir, task.name, cfg.fingerprint_settings(), overwrite=cfg.overwrite, resume=cfg.resume,
-        main_process=main, data=cfg.data_digests() if main else None,
-    )  # fmt: skip
+        cfg.output_dir,
+        task.name,
+        cfg.fingerprint_settings(),
+        overwrite=cfg.overwrite,
+        resume=cfg.resume,
+        main_process=main,
+        data=cfg.data_digests() if main else None,
+    )
     with folder:
         set_seed(cfg.seed)
         report: dict[str, Any] = {}
@@ -278,9 +285,11 @@ def announce(task: Task, cfg, data, tokenizer, prepared: Prepared) -> None:
     )
     print(f"fastformer train {task.name}: {json.dumps(facts, default=str)}", file=sys.stderr)
     if not tokenizer_report(cfg, tokenizer)["reproducible"] and not cfg.resume:
-        print(f"note: a WordPiece vocabulary trained here differs slightly from one trained by another process on the "
-              f"same texts (tokenizers#1794); to repeat this run exactly, pass --tokenizer {cfg.output_dir}/tokenizer",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"note: a WordPiece vocabulary trained here differs slightly from one trained by another process on the "
+            f"same texts (tokenizers#1794); to repeat this run exactly, pass --tokenizer {cfg.output_dir}/tokenizer",
+            file=sys.stderr,
+        )
 
 
 def _finish(folder: RunFolder, out: Path, cfg, metrics: dict[str, Any]) -> None:

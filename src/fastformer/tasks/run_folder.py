@@ -43,10 +43,24 @@ WEIGHTS = (
 )
 OWN = {MARKER, LOCK, COMPLETE, INCOMPLETE, STAGING}
 # what the Trainer writes into a checkpoint folder: removed from a checkpoint killed before its file list was recorded
-TRAINER_FILES = ("config.json", "generation_config.json", "model.safetensors", "model.safetensors.index.json",
-                 "pytorch_model.bin", "optimizer.pt", "scheduler.pt", "scaler.pt", "trainer_state.json",
-                 "training_args.bin", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-                 "vocab.txt", "added_tokens.json", FINGERPRINT)  # fmt: skip
+TRAINER_FILES = (
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "optimizer.pt",
+    "scheduler.pt",
+    "scaler.pt",
+    "trainer_state.json",
+    "training_args.bin",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "added_tokens.json",
+    FINGERPRINT,
+)
 
 
 def remove_written(folder: Path, written: list[str] | None) -> bool:
@@ -67,8 +81,10 @@ def remove_written(folder: Path, written: list[str] | None) -> bool:
             sub.rmdir()  # empty folders the run's files lived in
     left = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     if left:
-        print(f"{folder}: kept, it holds files no run wrote ({', '.join(left[:5])}{' ...' if len(left) > 5 else ''})",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"{folder}: kept, it holds files no run wrote ({', '.join(left[:5])}{' ...' if len(left) > 5 else ''})",
+            file=sys.stderr,
+        )
         return False
     folder.rmdir()
     return True
@@ -201,8 +217,9 @@ class RunFolder:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
             handle.close()
-            raise RunFolderError(f"{self.path}: in use by another run ({holder}); wait for it or choose another "
-                                 "--output-dir") from None  # fmt: skip
+            raise RunFolderError(
+                f"{self.path}: in use by another run ({holder}); wait for it or choose another --output-dir"
+            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()}")
@@ -279,7 +296,7 @@ class RunFolder:
         (checkpoint / FINGERPRINT).write_text(
             json.dumps(
                 dict(fingerprint=self.fingerprint, settings=self.settings, data=self.data), indent=1, default=str
-            )  # fmt: skip
+            )
         )
 
     def record_checkpoint_files(self, checkpoint: Path) -> None:

@@ -120,9 +120,13 @@ def evaluate_pairs(pairs: list[Pair], predictions: list[str], cfg: Summarization
     """ROUGE with confidence intervals, and per-pair rows for the summaries file."""
     scores = rouge(predictions, [p.target for p in pairs], bootstrap_samples=cfg.bootstrap_samples, seed=cfg.seed)
     # beside ROUGE, whether the output is degenerate (repeats), and the same counts of the references for scale
-    metrics = dict(rouge=scores, repetition=repetition(predictions),
-                   reference_repetition=repetition([p.target for p in pairs]), examples=len(pairs),
-                   seconds=round(seconds, 2))  # fmt: skip
+    metrics = dict(
+        rouge=scores,
+        repetition=repetition(predictions),
+        reference_repetition=repetition([p.target for p in pairs]),
+        examples=len(pairs),
+        seconds=round(seconds, 2),
+    )
     rows = [dict(source=p.origin, summary=s, reference=p.target) for p, s in zip(pairs, predictions, strict=True)]
     return metrics, rows
 

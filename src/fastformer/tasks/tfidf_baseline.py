@@ -65,8 +65,19 @@ def train_tfidf(cfg, splits: dict[str, list], labels, out: Path, data_report: di
 
 
 MODEL_FILES = ("tfidf.json", "tfidf.safetensors")
-VECTORIZER_SETTINGS = ("lowercase", "ngram_range", "sublinear_tf", "min_df", "max_features", "token_pattern", "norm",
-                       "use_idf", "smooth_idf", "analyzer", "strip_accents")  # fmt: skip
+VECTORIZER_SETTINGS = (
+    "lowercase",
+    "ngram_range",
+    "sublinear_tf",
+    "min_df",
+    "max_features",
+    "token_pattern",
+    "norm",
+    "use_idf",
+    "smooth_idf",
+    "analyzer",
+    "strip_accents",
+)
 
 
 def save_tfidf(pipeline, label_names: list[str], out: Path) -> None:
@@ -95,8 +106,10 @@ def load_tfidf(model_dir: str | Path):
     folder = Path(model_dir)
     if not (folder / "tfidf.json").is_file():
         if (folder / "model.joblib").is_file():
-            raise ValueError(f"{folder}: a TF-IDF model saved as a pickle by an earlier version; pickles are not "
-                             "loaded (they can run code): train it again")  # fmt: skip
+            raise ValueError(
+                f"{folder}: a TF-IDF model saved as a pickle by an earlier version; pickles are not "
+                "loaded (they can run code): train it again"
+            )
         raise ValueError(f"{folder}: no tfidf.json")
     saved = json.loads((folder / "tfidf.json").read_text())
     arrays = load_file(str(folder / "tfidf.safetensors"))

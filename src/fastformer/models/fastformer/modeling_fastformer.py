@@ -91,10 +91,12 @@ def refuse_legacy_onnx_export() -> None:
     logits drift from the model's on other lengths with no error (up to 1.0 measured). Refused with the way that
     works; the torch.export-based exporter (`dynamo=True`, the default since torch 2.9) keeps the shapes symbolic."""
     if torch.jit.is_tracing() and torch.onnx.is_in_onnx_export():
-        raise RuntimeError("Fastformer models cannot be exported by the TorchScript-based ONNX exporter (dynamo=False: "
-                           "its trace freezes the attention's length-dependent branches, and the logits come out "
-                           "wrong on other lengths); use torch.onnx.export(..., dynamo=True) or `fastformer export "
-                           "DIR OUT --onnx`")  # fmt: skip
+        raise RuntimeError(
+            "Fastformer models cannot be exported by the TorchScript-based ONNX exporter (dynamo=False: "
+            "its trace freezes the attention's length-dependent branches, and the logits come out "
+            "wrong on other lengths); use torch.onnx.export(..., dynamo=True) or `fastformer export "
+            "DIR OUT --onnx`"
+        )
 
 
 @dataclass
@@ -200,8 +202,10 @@ class FastformerModel(FastformerPreTrainedModel):
         step = None
         if weights is not None and causal:
             if cache is not None and cache.states[0] is not None:
-                raise ValueError("output_attentions with a cache of earlier tokens: the weights need the whole "
-                                 "prefix in one call (pass it without the cache)")  # fmt: skip
+                raise ValueError(
+                    "output_attentions with a cache of earlier tokens: the weights need the whole "
+                    "prefix in one call (pass it without the cache)"
+                )
             step = attention_positions(attention_step, B, N, inputs_embeds.device)
         elif attention_step is not None:
             raise ValueError("attention_step is for causal models with output_attentions=True")
@@ -325,8 +329,10 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
         config = copy.deepcopy(config)  # the caller's config stays as it was (a FastformerModel built from it later
         config.causal = True  # must not become causal)
         if factorised_embedding_size(config):
-            raise ValueError("FastformerForCausalLM ties its output layer to the word embeddings: embedding_size must "
-                             "equal hidden_size (or be None)")  # fmt: skip
+            raise ValueError(
+                "FastformerForCausalLM ties its output layer to the word embeddings: embedding_size must "
+                "equal hidden_size (or be None)"
+            )
         super().__init__(config)
         self.fastformer = FastformerModel(config, add_pooling_layer=False)
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)

@@ -53,8 +53,9 @@ class MaskedLMHead(nn.Module):
 def masked_lm_loss_reference(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """The slow, obvious loss: cross-entropy of the full (B, N, V) logits over the positions with labels != -100.
     FastformerForMaskedLM's loss (head on the masked positions only) equals it; the tests compare the two."""
-    return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1),
-                                       ignore_index=-100)  # fmt: skip
+    return nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1), ignore_index=-100
+    )
 
 
 class FastformerForMaskedLM(FastformerPreTrainedModel):
@@ -69,8 +70,10 @@ class FastformerForMaskedLM(FastformerPreTrainedModel):
 
     def __init__(self, config: FastformerConfig):
         if factorised_embedding_size(config):
-            raise ValueError("FastformerForMaskedLM ties its output layer to the word embeddings: embedding_size "
-                             "must equal hidden_size (or be None)")  # fmt: skip
+            raise ValueError(
+                "FastformerForMaskedLM ties its output layer to the word embeddings: embedding_size "
+                "must equal hidden_size (or be None)"
+            )
         if getattr(config, "causal", False):
             raise ValueError("a masked language model reads both sides of a token: config.causal must be False")
         super().__init__(config)

@@ -97,8 +97,10 @@ class FastformerForReplacedTokenDetection(FastformerPreTrainedModel):
 
     def __init__(self, config: FastformerConfig):
         if factorised_embedding_size(config):
-            raise ValueError("FastformerForReplacedTokenDetection ties the generator to the word embeddings: "
-                             "embedding_size must equal hidden_size (or be None)")  # fmt: skip
+            raise ValueError(
+                "FastformerForReplacedTokenDetection ties the generator to the word embeddings: "
+                "embedding_size must equal hidden_size (or be None)"
+            )
         if getattr(config, "causal", False):
             raise ValueError("replaced-token detection reads both sides of a token: config.causal must be False")
         for key, default in GENERATOR_DEFAULTS.items():

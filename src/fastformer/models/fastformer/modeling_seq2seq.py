@@ -121,8 +121,10 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         if decoder_type not in DECODER_TYPES:
             raise ValueError(f"decoder_type must be one of {DECODER_TYPES}, got {decoder_type!r}")
         if factorised_embedding_size(config):
-            raise ValueError("FastformerForConditionalGeneration shares one embedding table between source, target "
-                             "and output layer: embedding_size must equal hidden_size (or be None)")  # fmt: skip
+            raise ValueError(
+                "FastformerForConditionalGeneration shares one embedding table between source, target "
+                "and output layer: embedding_size must equal hidden_size (or be None)"
+            )
         super().__init__(config)
         self.fastformer = FastformerModel(config, add_pooling_layer=False)
         if decoder_type == "fastformer":
@@ -279,7 +281,12 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         real = torch.ones(embeds.shape[:2], dtype=torch.bool, device=embeds.device)  # targets are not padded
         positions = cache.advance(real)
         hidden = self.decoder(
-            embeds, memory, source_mask, position_ids=positions, states=cache.states, memory_kv=cache.memory_kv,
+            embeds,
+            memory,
+            source_mask,
+            position_ids=positions,
+            states=cache.states,
+            memory_kv=cache.memory_kv,
             hidden_states=hidden_states,
-        )  # fmt: skip
+        )
         return hidden, cache
