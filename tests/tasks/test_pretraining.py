@@ -332,3 +332,64 @@ def test_init_from_refuses_each_mismatch_in_one_line_and_writes_nothing(
     assert len(str(refused.value).splitlines()) == 1
     assert __import__("re").search(message, str(refused.value)), str(refused.value)
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_news_and_summarization_start_from_the_pretrained_encoder(pretrained, tmp_path):
+    """--init-from for the other encoders: the recommender's news encoder and the summarizer's encoder are the
+    pretrained one exactly (before training: 0 epochs is not a run, so the copy is checked on the built models),
+    the origin is in metrics.json, and a folder that cannot start the run is refused before anything is written."""
+    from fastformer.models.fastformer import FastformerForConditionalGeneration, FastformerForNewsRecommendation
+    from fastformer.tasks.configs import NewsConfig, SummarizationConfig
+    from fastformer.tasks.init_from import InitFromError, check_start, start_from
+    from fastformer.tasks.news_recommendation import news_head_fields
+    from fastformer.tasks.summarization import summarizer_head_fields
+
+    folder, _ = pretrained
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    source = AutoModelForMaskedLM.from_pretrained(folder).state_dict()
+    news = NewsConfig(train="x", init_from=str(folder), max_length=30)
+    summary = SummarizationConfig(train="x", init_from=str(folder), max_source_length=64, max_target_length=16)
+    for cfg, model_class, fields in (
+        (news, FastformerForNewsRecommendation, news_head_fields(news)),
+        (summary, FastformerForConditionalGeneration, summarizer_head_fields(summary, tokenizer)),
+    ):
+        model, origin = start_from(model_class, cfg, fields, tokenizer, 30)
+        encoder = {k: v for k, v in model.state_dict().items() if k.startswith("fastformer.") and "pooler" not in k}
+        assert encoder and all(torch.equal(v, source[k]) for k, v in encoder.items()), model_class.__name__
+        assert origin["folder"] == str(folder) and origin["newly_initialised"]
+    with pytest.raises(InitFromError, match="max_position_embeddings 64"):
+        check_start(SummarizationConfig(train="x", init_from=str(folder), max_source_length=128), {}, 128)
+    # end to end: a summarizer trained a few steps from it, the origin recorded
+    cnndm = SHARED / "data" / "cnndm" / "validation_first1000.csv.gz"
+    out = tmp_path / "summary"
+    args = [
+        "train",
+        "summarize",
+        "--train",
+        str(cnndm),
+        "--max-train-examples",
+        "24",
+        "--max-eval-examples",
+        "4",
+        "--max-source-length",
+        "64",
+        "--max-target-length",
+        "16",
+        "--batch-size",
+        "8",
+        "--epochs",
+        "1",
+        "--num-beams",
+        "1",
+        "--model",
+        "decoder_layers=1",
+        "--init-from",
+        str(folder),
+        "--no-progress",
+        "--output-dir",
+        str(out),
+    ]
+    assert main(args) == 0
+    assert json.loads((out / "metrics.json").read_text())["init_from"]["folder"] == str(folder)

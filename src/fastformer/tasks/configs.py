@@ -42,11 +42,17 @@ class WordInputSettings(TokenizerSettings):
         "map (or --model embedding_size=D keeps them D-wide with a projection; not for summarizers)",
     )
     freeze_word_vectors: bool = setting(False, "keep the --word-vectors embeddings fixed during training")
+    init_from: str | None = setting(
+        None,
+        "start from a pretrained folder (`fastformer train pretrain`, or any saved fastformer model): its tokenizer "
+        "and encoder weights, a fresh head (decoder, user encoder); --model may change dropouts, not sizes",
+        paths="folder",
+    )
 
     def __post_init__(self) -> None:
         # resolved here, so run_config.json records what the run used, not "auto"
-        if self.word_vectors == "none":
-            self.word_vectors = None
+        if self.word_vectors == "none" or (self.word_vectors == "auto" and self.init_from):
+            self.word_vectors = None  # (--init-from brings its own embeddings)
         elif self.word_vectors == "auto":
             self.word_vectors = installed_word_vectors()
 
@@ -63,6 +69,11 @@ class WordInputSettings(TokenizerSettings):
                 )
         if self.freeze_word_vectors and not self.word_vectors:
             raise SettingError("freeze_word_vectors", "needs --word-vectors (glove-6b-50d, or a file)")
+        if self.init_from and (self.word_vectors or self.tokenization == "word"):
+            name = "word_vectors" if self.word_vectors else "tokenization"
+            raise SettingError(name, "--init-from brings its own tokenizer and embeddings (leave this unset)")
+        if self.init_from and getattr(self, "architecture", None) in ("tfidf", "nbsvm", "lead3"):
+            raise SettingError("init_from", f"the {self.architecture} baseline starts from no model")
 
 
 def installed_word_vectors() -> str | None:
@@ -138,21 +149,10 @@ class ClassificationConfig(WordInputSettings):
     metric: str = setting(
         "macro_f1", "validation metric that picks the best checkpoint", choices=("macro_f1", "accuracy")
     )
-    init_from: str | None = setting(
-        None,
-        "start from a pretrained folder (`fastformer train pretrain`, or any saved fastformer model): its tokenizer "
-        "and encoder weights, a fresh classifier; --model may change dropouts, not sizes",
-        paths="folder",
-    )
     output_dir: str = redefault(RunConfig, "output_dir", "runs/classification")
 
     def check(self) -> None:
         super().check()
-        if self.init_from and (self.word_vectors or self.tokenization == "word"):
-            name = "word_vectors" if self.word_vectors else "tokenization"
-            raise SettingError(name, "--init-from brings its own tokenizer and embeddings (leave this unset)")
-        if self.init_from and self.architecture in ("tfidf", "nbsvm"):
-            raise SettingError("init_from", f"the {self.architecture} baseline starts from no model")
         if self.format == "mind-topics" and self.train is None:
             raise SettingError("train", "format mind-topics needs --train (MIND news.tsv files / folders or MINDRec)")
 

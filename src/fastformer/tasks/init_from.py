@@ -125,6 +125,10 @@ def load_encoder(model_class, folder: str | Path, config):
     mismatched = info.get("mismatched_keys") or []
     if mismatched:
         raise InitFromError(f"--init-from {folder}: tensors of another shape: {mismatched[:3]}")
+    if model.can_generate():  # decoding settings come from this run's config, not the pretrained folder's
+        from transformers import GenerationConfig
+
+        model.generation_config = GenerationConfig.from_model_config(model.config)
     return model, sorted(fresh)
 
 
@@ -144,3 +148,18 @@ def origin_report(folder: str | Path, fresh: list[str]) -> dict[str, Any]:
             steps=train.get("steps"), tokens=train.get("tokens"), validation=pretraining.get("validation")
         )
     return report
+
+
+def start_from(model_class, cfg, head_fields: dict[str, Any], tokenizer, max_length: int):
+    """(model, origin report for metrics.json): `model_class` with cfg.init_from's encoder and a fresh head whose
+    fields are `head_fields`; every mismatch refused (`fine_tuning_config`)."""
+    config = fine_tuning_config(cfg.init_from, head_fields, cfg.model, cfg.architecture, tokenizer, max_length)
+    model, fresh = load_encoder(model_class, cfg.init_from, config)
+    return model, origin_report(cfg.init_from, fresh)
+
+
+def check_start(cfg, head_fields: dict[str, Any], max_length: int) -> None:
+    """Refuses a --init-from folder that cannot start this run, before the run folder is touched."""
+    if cfg.init_from:
+        tokenizer = pretrained_tokenizer(cfg.init_from, cfg.tokenizer)
+        fine_tuning_config(cfg.init_from, head_fields, cfg.model, cfg.architecture, tokenizer, max_length)

@@ -329,6 +329,15 @@ def ranking_trainer(cfg: NewsConfig, tokens: NewsTokens, rows: ClickRows, valida
     return RankingTrainer, [NextEpochNegatives()]
 
 
+def news_head_fields(cfg: NewsConfig) -> dict[str, Any]:
+    """The recommender's own config fields (beside the news encoder's)."""
+    return dict(
+        max_history=cfg.max_history,
+        news_fields=list(cfg.news_fields),  # kept in config.json, so evaluate / predict read the same text
+        popularity_buckets=8 if cfg.popularity else 0,  # up to 127+ clicks; --model popularity_buckets=N to change
+    )
+
+
 class NewsTask(Task):
     name = "news"
     config_class = NewsConfig
@@ -336,6 +345,9 @@ class NewsTask(Task):
     def load_data(self, cfg: NewsConfig, report: dict[str, Any]):
         splits = load_splits(cfg)
         report.update({name: dict(folder=d.folder, **d.report.as_dict()) for name, d in splits.items()})
+        from fastformer.tasks.init_from import check_start
+
+        check_start(cfg, news_head_fields(cfg), cfg.max_length)  # a folder that cannot start it: refused now
         return splits
 
     def tokenizer_texts(self, cfg: NewsConfig, splits):
@@ -347,20 +359,27 @@ class NewsTask(Task):
         tokens = NewsTokens(tokenizer, cfg.news_fields, cfg.max_length)
         for data in splits.values():
             tokens.add(data)
-        model_fields = dict(
-            vocab_size=len(tokenizer),
-            num_hidden_layers=1,  # the paper's MIND recommender: one layer in each encoder
-            max_position_embeddings=max(cfg.max_length, 8),
-            max_history=cfg.max_history,
-            pad_token_id=tokenizer.pad_token_id,
-            attention_type=cfg.architecture,
-            news_fields=list(cfg.news_fields),  # kept in config.json, so evaluate / predict read the same text
-            popularity_buckets=8 if cfg.popularity else 0,  # up to 127+ clicks; --model popularity_buckets=N to change
-        )
-        config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
+        origin = None
+        if cfg.init_from:  # the pretrained encoder reads the news; the user encoder and the pooling start fresh
+            from fastformer.tasks.init_from import start_from
+
+            model, origin = start_from(
+                FastformerForNewsRecommendation, cfg, news_head_fields(cfg), tokenizer, cfg.max_length
+            )
+            config = model.config
+        else:
+            model_fields = dict(
+                vocab_size=len(tokenizer),
+                num_hidden_layers=1,  # the paper's MIND recommender: one layer in each encoder
+                max_position_embeddings=max(cfg.max_length, 8),
+                pad_token_id=tokenizer.pad_token_id,
+                attention_type=cfg.architecture,
+                **news_head_fields(cfg),
+            )
+            config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
+            model = FastformerForNewsRecommendation(config)
         clicks = training_clicks(splits["train"]) if config.popularity_buckets else None
         rows = ClickRows(splits["train"], cfg.max_history, cfg.negatives, cfg.seed, clicks)
-        model = FastformerForNewsRecommendation(config)
         embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)
         train_counts = dict(
             impressions=len(splits["train"].impressions),
@@ -390,7 +409,10 @@ class NewsTask(Task):
                 remove_unused_columns=False,  # rows hold news ids for the collator, not the model's inputs
             ),
             train_counts=train_counts,
-            metrics=dict(inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings)),
+            metrics=dict(
+                inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings),
+                **({"init_from": origin} if origin else {}),
+            ),
             plot={"validation AUC": "eval_auc", "validation nDCG@10": "eval_ndcg@10"},
             trainer_class=trainer_class,
             trainer_kwargs=dict(callbacks=callbacks),

@@ -143,12 +143,28 @@ def run_lead3(cfg: SummarizationConfig, splits: dict[str, list[Pair]], out: Path
     return metrics
 
 
+def summarizer_head_fields(cfg: SummarizationConfig, tokenizer=None) -> dict[str, Any]:
+    """The encoder-decoder's own config fields (beside the encoder's): the summary's positions and its special ids
+    (the ids from `tokenizer`; without it, only what the checks before training need)."""
+    fields: dict[str, Any] = dict(max_target_positions=cfg.max_target_length)
+    if tokenizer is not None:
+        fields.update(
+            bos_token_id=tokenizer.cls_token_id,
+            eos_token_id=tokenizer.sep_token_id,
+            decoder_start_token_id=tokenizer.cls_token_id,
+        )
+    return fields
+
+
 class SummarizationTask(Task):
     name = "summarize"
     config_class = SummarizationConfig
 
     def load_data(self, cfg: SummarizationConfig, report: dict[str, Any]):
         splits, skipped = load_splits(cfg)
+        from fastformer.tasks.init_from import check_start
+
+        check_start(cfg, summarizer_head_fields(cfg), cfg.max_source_length)  # refused before the folder is touched
         return dict(splits=splits, skipped=skipped)
 
     def baseline(self, cfg: SummarizationConfig, data, out: Path, report: dict[str, Any]):
@@ -165,18 +181,27 @@ class SummarizationTask(Task):
         splits = data["splits"]
         train_set = PairDataset(splits["train"], tokenizer, cfg.max_source_length, cfg.max_target_length)
         eval_set = PairDataset(splits["validation"], tokenizer, cfg.max_source_length, cfg.max_target_length)
-        model_fields = dict(
-            vocab_size=len(tokenizer),
-            max_position_embeddings=cfg.max_source_length,
-            max_target_positions=cfg.max_target_length,
-            pad_token_id=tokenizer.pad_token_id,
-            bos_token_id=tokenizer.cls_token_id,
-            eos_token_id=tokenizer.sep_token_id,
-            decoder_start_token_id=tokenizer.cls_token_id,
-            attention_type="softmax" if cfg.architecture == "softmax" else "fastformer",
-        )
-        config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
-        model = FastformerForConditionalGeneration(config)
+        origin = None
+        if cfg.init_from:  # the pretrained encoder reads the documents; the decoder starts fresh
+            from fastformer.tasks.init_from import start_from
+
+            model, origin = start_from(
+                FastformerForConditionalGeneration,
+                cfg,
+                summarizer_head_fields(cfg, tokenizer),
+                tokenizer,
+                cfg.max_source_length,
+            )
+        else:
+            model_fields = dict(
+                vocab_size=len(tokenizer),
+                max_position_embeddings=cfg.max_source_length,
+                pad_token_id=tokenizer.pad_token_id,
+                attention_type="softmax" if cfg.architecture == "softmax" else "fastformer",
+                **summarizer_head_fields(cfg, tokenizer),
+            )
+            config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
+            model = FastformerForConditionalGeneration(config)
         # one table for source, target and output layer: the vectors reach all three
         embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)
         source_tokens, target_tokens = train_set.num_tokens()
@@ -193,6 +218,7 @@ class SummarizationTask(Task):
             metrics=dict(
                 skipped_empty_rows={path: len(rows) for path, rows in data["skipped"].items()},
                 inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings),
+                **({"init_from": origin} if origin else {}),
             ),
             plot={"validation loss": "eval_loss"},
         )
