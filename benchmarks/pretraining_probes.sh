@@ -6,6 +6,7 @@
 # AdamW 5e-4 with 10 % warm-up, dropout 0.1; the same for every point.
 # Usage: bash benchmarks/pretraining_probes.sh [scratch] [STEP ...]     (ONLY='NAME|NAME' as the other sweeps)
 #        POINT_DIR=FOLDER TAG=NAME bash benchmarks/pretraining_probes.sh STEP   (a probe from any pretrained folder)
+#        EXTRA='--architecture softmax' ...   (arguments added to every probe: a softmax run's probes, a causal one's)
 # Each finished probe's metrics.json is copied to benchmarks/results/pretraining/<name>.json.
 set -euo pipefail
 IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
@@ -19,7 +20,7 @@ OUT=${OUT:-runs/pretraining-probes}
 RESULTS=${RESULTS:-benchmarks/results/pretraining}
 probe="--train $IMDB --where train:split=train --test $IMDB --where test:split=test --label-field rating \
  --binary-threshold 7 --max-train-examples 8000 --max-eval-examples 4000 --max-length 256 --epochs 1 \
- --learning-rate 5e-4 --warmup 0.1 --seed $SEED"
+ --learning-rate 5e-4 --warmup 0.1 --seed $SEED ${EXTRA:-}"
 # the pretraining run's model fields, for the from-scratch probe (read from its run_config.json)
 scratch_model=$(python3 -c "import json,sys; m=json.load(open('$RUN/run_config.json'))['model']; \
 print(' '.join(f'--model {k}={json.dumps(v)}' for k,v in m.items()))")
