@@ -160,3 +160,34 @@ def test_each_task_help_says_what_the_task_is_once():
         description = build_parser(task).description
         assert description.lower().count(task if task != "lm" else "language model") <= 1, description
         assert description.count("`fastformer train") == 0, description
+
+
+VERB_ARGUMENTS = {
+    "evaluate": ["--data", "x.csv"],
+    "predict": ["hello"],
+    "explain": ["hello"],
+    "export": ["{out}"],
+    "generate": ["hello"],
+}
+
+
+@pytest.mark.parametrize("task", ["classification", "lm", "pretrain", "news", "summarize"])
+def test_a_verb_a_task_does_not_do_is_one_line_naming_what_it_does(task, tmp_path):
+    """Each task declares its verbs (TASKS[task].verbs); any other verb on its folder is refused in one line that
+    says what the folder does (a pretraining folder: how to fine-tune it), never a traceback or a wrong load."""
+    from fastformer.tasks.registry import TASKS, VERBS
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / ".fastformer-run").write_text(json.dumps({"task": task}))
+    (folder / "run_complete.json").write_text(json.dumps({"task": task, "files": []}))
+    missing = [verb for verb in VERBS if verb not in TASKS[task].verbs]
+    assert task != "pretrain" or missing == list(VERBS)
+    for verb in missing:
+        arguments = [a.replace("{out}", str(tmp_path / "out")) for a in VERB_ARGUMENTS[verb]]
+        with pytest.raises(SystemExit) as error:
+            main([verb, str(folder), *arguments])
+        message = str(error.value.code)
+        assert f"holds a {task} run, which does not {verb}" in message and "\n" not in message, message
+        if task == "pretrain":
+            assert f"--init-from {folder}" in message

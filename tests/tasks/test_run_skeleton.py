@@ -196,7 +196,7 @@ def test_planted_files_survive_train_overwrite_resume_and_evaluate(tmp_path):
     assert (out / "tokenizer" / "tokenizer.json").is_file()  # the new run's tokenizer beside the user's file
     _intact(planted)
     # a classifier is not a language model: generate refuses it (it used to write text from a random head)
-    with pytest.raises(SystemExit, match="holds a FastformerForSequenceClassification, not a causal language model"):
+    with pytest.raises(SystemExit, match="holds a classification run, which does not generate"):
         main(["generate", str(out), "A film"])
 
 

@@ -161,10 +161,10 @@ SHOWN = {
 
 def run(args: argparse.Namespace) -> int:
     from fastformer.data import DataError
-    from fastformer.tasks.registry import NotARunFolder, task_of_folder
+    from fastformer.tasks.registry import NotARunFolder, task_for_verb
 
     try:
-        task, architecture = task_of_folder(args.model_dir)
+        task, architecture = task_for_verb(args.model_dir, "evaluate")
     except NotARunFolder as error:
         raise SystemExit(f"fastformer evaluate: {error}") from None
     out = output_path(args, task)

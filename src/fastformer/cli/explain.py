@@ -129,11 +129,11 @@ def run_news(args: argparse.Namespace, output: Path) -> int:
 def run(args: argparse.Namespace) -> int:
     from fastformer.data import DataError
     from fastformer.interpret import View, explain
-    from fastformer.tasks.registry import NotARunFolder, task_of_folder
+    from fastformer.tasks.registry import NotARunFolder, task_for_verb
 
     _check_numbers(args)
     try:
-        task, architecture = task_of_folder(args.model_dir)
+        task, architecture = task_for_verb(args.model_dir, "explain")
     except NotARunFolder as error:
         _fail(str(error))
     output = Path(args.output_dir) if args.output_dir else Path(args.model_dir) / "explanations"

@@ -31,9 +31,9 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     from torch.export import Dim
     from transformers import AutoTokenizer
 
-    from fastformer.tasks.registry import task_of_folder
+    from fastformer.tasks.registry import task_for_verb
 
-    task, architecture = task_of_folder(model_dir)
+    task, architecture = task_for_verb(model_dir, "export")
     if task == "classification" and architecture not in ("tfidf", "nbsvm"):
         from fastformer.tasks.classification import load_model
 

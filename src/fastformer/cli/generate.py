@@ -43,6 +43,14 @@ def run(args: argparse.Namespace) -> int:
         except OutputRefused as error:
             raise SystemExit(f"fastformer generate: {error}") from None
     prompts = texts_from(args.prompts, args.file, "generate", "prompts")
+    from fastformer.tasks.registry import NotARunFolder, VerbNotSupported, task_for_verb
+
+    try:  # a run folder of a task that does not generate is refused here; any causal LM folder is loaded below
+        task_for_verb(args.model_dir, "generate")
+    except VerbNotSupported as error:
+        raise SystemExit(f"fastformer generate: {error}") from None
+    except NotARunFolder:
+        pass
     if not Path(args.model_dir, "config.json").is_file():
         raise SystemExit(f"fastformer generate: {args.model_dir}: not a saved model folder (no config.json)")
     options = dict(max_new_tokens=args.max_new_tokens, num_beams=args.num_beams, do_sample=args.do_sample)

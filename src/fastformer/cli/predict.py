@@ -85,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
 
     from fastformer.cli.streaming import inputs, stream
     from fastformer.data import DataError
-    from fastformer.tasks.registry import NotARunFolder, task_of_folder
+    from fastformer.tasks.registry import NotARunFolder, task_for_verb
 
     try:
-        task, architecture = task_of_folder(args.model_dir)
+        task, architecture = task_for_verb(args.model_dir, "predict")
     except NotARunFolder as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     if task == "news":

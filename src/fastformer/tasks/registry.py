@@ -19,6 +19,8 @@ class TaskEntry:
     config_class: type
     help: str
     architectures: tuple[str, ...]  # config.json "architectures" of its trained folders (folders of older versions)
+    verbs: tuple[str, ...] = ()  # what a trained folder of it can do besides being trained (VERBS)
+    instead: str = ""  # said when a verb it lacks is asked for
 
     def load(self):
         return importlib.import_module(self.module)
@@ -31,6 +33,7 @@ TASKS = {
         configs.ClassificationConfig,
         "text classification (default; with no --train, the built-in generated task)",
         ("FastformerForSequenceClassification",),
+        ("evaluate", "predict", "explain", "export"),
     ),
     "lm": TaskEntry(
         "lm",
@@ -38,13 +41,16 @@ TASKS = {
         configs.LanguageModelingConfig,
         "causal language model (Fastformer or the GPT-2 baseline of the same size)",
         ("FastformerForCausalLM", "GPT2LMHeadModel"),
+        ("evaluate", "predict", "explain", "export", "generate"),
     ),
     "pretrain": TaskEntry(
         "pretrain",
         "fastformer.tasks.pretraining",
         configs.PretrainingConfig,
         "self-supervised pretraining (masked LM or ELECTRA) of an encoder that `train ... --init-from` fine-tunes",
-        ("FastformerForMaskedLM",),
+        ("FastformerForMaskedLM", "FastformerForReplacedTokenDetection"),
+        (),
+        "fine-tune it: `fastformer train ... --init-from FOLDER` (or load it with from_pretrained)",
     ),
     "news": TaskEntry(
         "news",
@@ -52,6 +58,7 @@ TASKS = {
         configs.NewsConfig,
         "news recommendation on MIND (the hierarchical recommender; NRMS-style softmax baseline)",
         ("FastformerForNewsRecommendation",),
+        ("evaluate", "predict", "explain"),
     ),
     "summarize": TaskEntry(
         "summarize",
@@ -59,12 +66,32 @@ TASKS = {
         configs.SummarizationConfig,
         "abstractive summarization (encoder-decoder; softmax encoder and Lead-3 baselines)",
         ("FastformerForConditionalGeneration",),
+        ("evaluate", "predict", "explain"),
     ),
 }
 
 
+VERBS = ("evaluate", "predict", "explain", "export", "generate")  # the CLI's verbs on a trained folder
+
+
 class NotARunFolder(ValueError):
     pass
+
+
+class VerbNotSupported(NotARunFolder):
+    """A run folder whose task does not do what was asked (predict on a pretraining run, ...)."""
+
+
+def task_for_verb(path: str | Path, verb: str) -> tuple[str, str | None]:
+    """task_of_folder(path), refused in one line when the folder's task does not `verb` (a task declares its verbs
+    in TASKS)."""
+    task, architecture = task_of_folder(path)
+    entry = TASKS.get(task)
+    if entry is not None and verb not in entry.verbs:
+        does = f"it does {', '.join(entry.verbs)}" if entry.verbs else "no other command reads it"
+        hint = f"; {entry.instead.replace('FOLDER', str(path))}" if entry.instead else ""
+        raise VerbNotSupported(f"{path}: holds a {task} run, which does not {verb} ({does}){hint}")
+    return task, architecture
 
 
 def check_model_files(folder: Path) -> None:
