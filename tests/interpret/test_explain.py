@@ -421,3 +421,22 @@ def test_models_explain_cannot_read_are_refused_by_name(classifier):
         explain(softmax, tokenizer, "a text")
     with pytest.raises(ValueError, match="not FastformerModel"):
         explain(FastformerModel(FastformerConfig(**small)), tokenizer, "a text")
+
+
+def test_a_label_or_text_with_markup_cannot_break_the_pages_data(classifier):
+    """A label named "<!--<script" (and text holding "</script>") used to leave the page's data unread: inside
+    <script>, those sequences change how the browser parses on. The data holds no "<" at all, and reads back."""
+    import json
+
+    from fastformer.interpret import View, explain
+    from fastformer.interpret.page import explanation_page
+    from fastformer.tasks.classification import load_model
+
+    model, tokenizer, _ = load_model(classifier)
+    explanation = explain(model, tokenizer, "A film </script><!--<script> & more", faithfulness_k=0)
+    explanation.prediction["label"] = "<!--<script"
+    page = explanation_page(explanation, View("pooling"))
+    opening = '<script id="explanation-data" type="application/json">'
+    data = page.split(opening, 1)[1].split("</script>", 1)[0]
+    assert "<" not in data and ">" not in data
+    assert json.loads(data)["prediction"]["label"] == "<!--<script"

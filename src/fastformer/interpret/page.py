@@ -220,7 +220,11 @@ def explanation_page(explanation: Explanation, view: View, page_words: int = 400
     )
     data = dict(explanation.to_dict(), what={k: WHAT_THE_WEIGHTS_ARE[k] for k in kinds})
     data.pop("text")
-    payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+    # inside <script>, "</script", "<!--" and "<script" all change how the browser reads on (a label named
+    # "<!--<script" left the page's data unread); JSON may spell <, > and & as \u escapes, so none of them appears
+    payload = (
+        json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    )
     title = explanation.prediction.get("label") or explanation.task
     largest = float(weights.max(initial=0))
     return f"""<!doctype html>
