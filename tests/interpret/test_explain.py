@@ -440,3 +440,22 @@ def test_a_label_or_text_with_markup_cannot_break_the_pages_data(classifier):
     data = page.split(opening, 1)[1].split("</script>", 1)[0]
     assert "<" not in data and ">" not in data
     assert json.loads(data)["prediction"]["label"] == "<!--<script"
+
+
+def test_a_long_text_is_cut_past_what_the_model_reads(classifier):
+    """A 1 MB line used to put the whole text in the page, its data and every faithfulness re-scoring (97 s, 1.95 GB,
+    a 47 MB page): the explanation keeps UNREAD_WORDS_SHOWN words past the model's input, and predicts the same."""
+    from fastformer.interpret import View, explain
+    from fastformer.interpret.words import UNREAD_WORDS_SHOWN
+    from fastformer.tasks.classification import load_model
+
+    model, tokenizer, _ = load_model(classifier)
+    long_text = " ".join([REVIEW] * 2000)
+    explanation = explain(model, tokenizer, long_text, faithfulness_k=2, trials=2)
+    assert len(explanation.words) == explanation.read_words + UNREAD_WORDS_SHOWN
+    assert explanation.words_not_shown > 10 * UNREAD_WORDS_SHOWN
+    assert len(explanation.text) < len(long_text) / 50 and long_text.startswith(explanation.text)
+    short = explain(model, tokenizer, explanation.text, faithfulness_k=0)
+    assert short.prediction == explanation.prediction  # the model's input did not change
+    page = explanation.to_html(View("pooling"))
+    assert f"nor the {explanation.words_not_shown} words after them" in page and len(page) < 2_000_000

@@ -193,6 +193,7 @@ def explain(
     if task == "summarize":
         generation = {"num_beams": 1, "max_new_tokens": model.config.max_target_positions - 1, **(generation or {})}
     scorer = _Scorer(model, tokenizer, task, max_length, generation or {})
+    text = tokenized.text  # a long text is cut past what the model reads (same input tokens)
     prediction, weights, pooling = scorer.predict(text, tokenized.input_ids)
     layers = _to_numpy(weights)
     outside: dict[str, float] = {}
@@ -217,6 +218,7 @@ def explain(
         outside_words={k: round(v, 6) for k, v in outside.items() if v > 1e-9},
         tokens_read=len(tokenized.input_ids),
         tokens_total=tokenized.total_tokens,
+        words_not_shown=tokenized.words_not_shown,
     )
     if faithfulness_k > 0:
         explanation.faithfulness = faithfulness_check(scorer, tokenized, explanation, faithfulness_k, trials, seed)

@@ -68,6 +68,7 @@ class Explanation:
     outside_words: dict[str, float] = field(default_factory=dict)
     tokens_read: int = 0
     tokens_total: int = 0
+    words_not_shown: int = 0  # words of a long text after the last one kept (`words.UNREAD_WORDS_SHOWN`)
 
     @property
     def read_words(self) -> int:
@@ -121,6 +122,7 @@ class Explanation:
             outside_words=self.outside_words,
             tokens_read=self.tokens_read,
             tokens_total=self.tokens_total,
+            words_not_shown=self.words_not_shown,
         )
 
     def to_html(self, view: View | None = None, page_words: int = 400) -> str:

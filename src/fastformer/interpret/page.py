@@ -214,7 +214,13 @@ def explanation_page(explanation: Explanation, view: View, page_words: int = 400
     unread = len(explanation.words) - explanation.read_words
     truncated = (
         f"<p class='muted'>The model reads the first {explanation.tokens_read} of the text's "
-        f"{explanation.tokens_total} tokens: the last {unread} words (struck through) were not read.</p>"
+        f"{explanation.tokens_total} tokens: the last {unread} words (struck through) were not read"
+        + (
+            f", nor the {explanation.words_not_shown} words after them (not shown)"
+            if explanation.words_not_shown
+            else ""
+        )
+        + ".</p>"
         if unread
         else ""
     )

@@ -29,11 +29,12 @@ class TokenizedText:
     """A text split for the model: every word, the token ids the model reads (truncated to `max_length`), and for
     each of those tokens the index of its word (-1 for a token outside every word, e.g. a special token)."""
 
-    text: str
+    text: str  # cut after the last word kept (UNREAD_WORDS_SHOWN past what the model reads)
     words: list[Word]
     input_ids: list[int]
     token_words: list[int]
     total_tokens: int  # of the whole text, read or not
+    words_not_shown: int = 0  # words after the cut
 
     @property
     def read_words(self) -> int:
@@ -61,6 +62,9 @@ class TokenizedText:
         return "".join(pieces)
 
 
+UNREAD_WORDS_SHOWN = 200  # words past the model's input kept in an explanation (struck through on the page)
+
+
 def split_words(tokenizer, text: str, max_length: int | None) -> TokenizedText:
     """Split `text` as the tasks do (no special tokens; the first `max_length` tokens are read) and group the
     tokens into the tokenizer's words. Needs a fast tokenizer (every tokenizer `fastformer train` saves is one)."""
@@ -79,4 +83,11 @@ def split_words(tokenizer, text: str, max_length: int | None) -> TokenizedText:
     number = {word: i for i, (word, _) in enumerate(ordered)}
     words = [Word(text[s:e], s, e, first < read) for _, (s, e, first) in ordered]
     token_words = [-1 if w is None else number[w] for w in word_ids[:read]]
-    return TokenizedText(text, words, list(ids[:read]), token_words, len(ids))
+    # a long text (a 1 MB file line) is cut UNREAD_WORDS_SHOWN words past what the model reads: the model's input is
+    # unchanged (its tokens all come before the cut), and the page, its data and every faithfulness re-scoring stay
+    # the size of what was read (they used to carry the whole text: 97 s, 1.95 GB and a 47 MB page for 1 MB)
+    keep = sum(w.read for w in words) + UNREAD_WORDS_SHOWN
+    not_shown = max(0, len(words) - keep)
+    if not_shown:
+        text, words = text[: words[keep - 1].end], words[:keep]
+    return TokenizedText(text, words, list(ids[:read]), token_words, len(ids), not_shown)
