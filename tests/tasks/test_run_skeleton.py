@@ -225,6 +225,16 @@ def test_resume_with_changed_settings_is_refused_names_them_and_touches_nothing(
     assert _snapshot(out) == before
     # settings that do not shape the weights may change
     assert main(["train", *TINY, "--output-dir", str(out), "--resume", "--logging-steps", "3"]) == 0
+    # a kill at the instant a checkpoint folder is made: the folder appears with its fingerprint inside, and an empty
+    # one (an earlier version killed there) does not block --resume
+    from fastformer.tasks.run_folder import FINGERPRINT, RunFolder
+
+    made = out / "checkpoints" / "checkpoint-7777"
+    RunFolder(out, "classification", {}).write_fingerprint(made)
+    assert (made / FINGERPRINT).is_file() and not list((out / "checkpoints").glob(".*partial"))
+    shutil.rmtree(made)
+    (out / "checkpoints" / "checkpoint-8888").mkdir()
+    assert main(["train", *TINY, "--output-dir", str(out), "--resume", "--logging-steps", "3"]) == 0
 
 
 def test_a_run_failed_on_its_data_does_not_lock_its_folder(tmp_path):

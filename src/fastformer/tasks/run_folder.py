@@ -173,7 +173,12 @@ class RunFolder:
         ours = (self.path / MARKER).is_file()
         if not contents:
             return
-        foreign = [p.name for p in self.checkpoints(complete_only=False) if not (p / FINGERPRINT).is_file()]
+        # (an empty one holds nothing to lose: a folder made by an earlier version killed at that instant)
+        foreign = [
+            p.name
+            for p in self.checkpoints(complete_only=False)
+            if not (p / FINGERPRINT).is_file() and any(p.iterdir())
+        ]
         if foreign:  # the Trainer's checkpoint rotation would delete them: refuse instead
             raise RunFolderError(
                 f"{self.path / CHECKPOINTS}: holds checkpoint folders no run of this version wrote "
@@ -292,12 +297,21 @@ class RunFolder:
     def write_fingerprint(self, checkpoint: Path) -> None:
         """Stamp a checkpoint folder as this run's (before the Trainer writes into it, so a checkpoint killed while
         being written is still known as ours)."""
-        checkpoint.mkdir(parents=True, exist_ok=True)
-        (checkpoint / FINGERPRINT).write_text(
-            json.dumps(
-                dict(fingerprint=self.fingerprint, settings=self.settings, data=self.data), indent=1, default=str
-            )
+        text = json.dumps(
+            dict(fingerprint=self.fingerprint, settings=self.settings, data=self.data), indent=1, default=str
         )
+        if checkpoint.is_dir():
+            partial = checkpoint / (FINGERPRINT + ".tmp")
+            partial.write_text(text)
+            os.replace(partial, checkpoint / FINGERPRINT)
+            return
+        # the folder appears with its fingerprint already inside: a kill at any instant never leaves a checkpoint
+        # folder that no run seems to have written (which would block --resume)
+        staged = checkpoint.parent / f".{checkpoint.name}.partial"
+        shutil.rmtree(staged, ignore_errors=True)
+        staged.mkdir(parents=True)
+        (staged / FINGERPRINT).write_text(text)
+        os.replace(staged, checkpoint)
 
     def record_checkpoint_files(self, checkpoint: Path) -> None:
         """Once the Trainer has saved a checkpoint: its files go into its fingerprint, so that removing it later
