@@ -341,3 +341,34 @@ def test_one_class_is_an_error_before_training(tmp_path):
     with pytest.raises(SystemExit, match=r"the training data holds one class \('pos'\)"):
         main(["train", "--train", str(data), *TINY, "--output-dir", str(tmp_path / "run")])
     assert not (tmp_path / "run").exists()
+
+
+def test_a_run_killed_while_moving_its_files_in_leaves_nothing_the_next_run_keeps(tmp_path, monkeypatch):
+    """Killed after its weights were moved into place but before run_complete.json: the next run (killed too, say)
+    must not leave that model beside its own run_config.json. `finish` lists what it moves before moving it, and
+    `begin` removes what the list names when there is no manifest."""
+    import fastformer.tasks.run_folder as run_folder
+    from fastformer.tasks.run_folder import RunFolder
+
+    path = tmp_path / "run"
+    with RunFolder(path, "classification", {"seed": 1}) as first:
+        first.begin()
+        for name in ("config.json", "model.safetensors", "metrics.json"):
+            (first.staging / name).write_text(name)
+        real_replace = run_folder.os.replace
+
+        def killed_at_the_manifest(source, target):
+            if Path(target).name == run_folder.COMPLETE:
+                raise KeyboardInterrupt  # the kill
+            real_replace(source, target)
+
+        monkeypatch.setattr(run_folder.os, "replace", killed_at_the_manifest)
+        with pytest.raises(KeyboardInterrupt):
+            first.finish()
+        monkeypatch.setattr(run_folder.os, "replace", real_replace)
+    assert (path / "model.safetensors").is_file() and not (path / run_folder.COMPLETE).exists()
+    (path / "notes.txt").write_text("mine")
+    with RunFolder(path, "classification", {"seed": 2}, overwrite=True) as second:
+        second.begin()
+        assert not (path / "model.safetensors").exists() and not (path / "config.json").exists()
+    assert (path / "notes.txt").read_text() == "mine"

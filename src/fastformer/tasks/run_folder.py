@@ -41,7 +41,8 @@ WEIGHTS = (
     "tfidf.safetensors",
     "nbsvm.safetensors",
 )
-OWN = {MARKER, LOCK, COMPLETE, INCOMPLETE, STAGING}
+FINISHING = ".fastformer-finishing.json"  # the files `finish` is moving into place; gone once the manifest is written
+OWN = {MARKER, LOCK, COMPLETE, INCOMPLETE, STAGING, FINISHING}
 # what the Trainer writes into a checkpoint folder: removed from a checkpoint killed before its file list was recorded
 TRAINER_FILES = (
     "config.json",
@@ -246,6 +247,11 @@ class RunFolder:
         self._begun = True
         shutil.rmtree(self.path / STAGING, ignore_errors=True)  # a killed run's leftovers are not this run's files
         previous = self.manifest()
+        if previous is None:  # a run killed while its final files were moved in: those files, listed before moving
+            try:
+                previous = json.loads((self.path / FINISHING).read_text())
+            except (OSError, json.JSONDecodeError):
+                previous = None
         (self.path / COMPLETE).unlink(missing_ok=True)
         (self.path / INCOMPLETE).write_text(
             f"A {self.task} run started here at {time.strftime('%Y-%m-%d %H:%M:%S')} and has not finished; "
@@ -374,6 +380,13 @@ class RunFolder:
         """Move every file of the staging folder into place (the weights last), then write the manifest."""
         staging = self.path / STAGING
         entries = sorted(staging.iterdir(), key=lambda p: (p.name in WEIGHTS, p.name)) if staging.is_dir() else []
+        # listed before the first move: a run killed mid-move has its files removed by the next run's begin()
+        moving = dict(
+            files=[e.name for e in entries if not e.is_dir()], folders=[e.name for e in entries if e.is_dir()]
+        )
+        partial = self.path / (FINISHING + ".tmp")
+        partial.write_text(json.dumps(moving))
+        os.replace(partial, self.path / FINISHING)
         files, folders = [], []
         for entry in entries:
             target = self.path / entry.name
@@ -395,6 +408,7 @@ class RunFolder:
         partial = self.path / (COMPLETE + ".tmp")
         partial.write_text(json.dumps(manifest, indent=1))
         os.replace(partial, self.path / COMPLETE)
+        (self.path / FINISHING).unlink(missing_ok=True)
         (self.path / INCOMPLETE).unlink(missing_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
 
