@@ -95,6 +95,53 @@ def save_tfidf(pipeline, label_names: list[str], out: Path) -> None:
     save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()}, str(out / "tfidf.safetensors"))
 
 
+# what each saved vectorizer setting may be (what save_tfidf writes); anything else in a tfidf.json is refused
+SETTING_VALUES = {
+    "lowercase": lambda v: isinstance(v, bool),
+    "ngram_range": lambda v: (
+        isinstance(v, list) and len(v) == 2 and all(type(n) is int for n in v) and 1 <= v[0] <= v[1] <= 5
+    ),
+    "sublinear_tf": lambda v: isinstance(v, bool),
+    "min_df": lambda v: (type(v) is int and v >= 1) or (type(v) is float and 0.0 <= v <= 1.0),
+    "max_features": lambda v: v is None or (type(v) is int and v >= 1),
+    "token_pattern": lambda v: v == r"(?u)\b\w\w+\b",  # scikit-learn's default: no regular expression from a file
+    "norm": lambda v: v in ("l1", "l2", None),
+    "use_idf": lambda v: isinstance(v, bool),
+    "smooth_idf": lambda v: isinstance(v, bool),
+    "analyzer": lambda v: v in ("word", "char", "char_wb"),
+    "strip_accents": lambda v: v in ("ascii", "unicode", None),
+}
+
+
+def checked_settings(path: Path, saved: dict, arrays: dict) -> dict[str, Any]:
+    """The vectorizer settings of a tfidf.json, each checked against what save_tfidf writes, and the arrays' shapes
+    against its vocabulary and classes: a crafted or damaged file is one line naming the field, never handed to
+    scikit-learn as it is."""
+    try:
+        settings, vocabulary, classes = dict(saved["vectorizer"]), saved["vocabulary"], saved["classes"]
+        saved["labels"]
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"{path}: damaged, lacks {error}") from None
+    for key, value in settings.items():
+        allowed = SETTING_VALUES.get(key)
+        if allowed is None or not allowed(value):
+            raise ValueError(f"{path}: field vectorizer.{key}={value!r} is not a setting this library saves")
+    if not isinstance(vocabulary, list) or not all(isinstance(t, str) for t in vocabulary):
+        raise ValueError(f"{path}: field vocabulary must be a list of strings")
+    rows = 1 if len(classes) == 2 else len(classes)
+    expected = dict(idf=(len(vocabulary),), coef=(rows, len(vocabulary)), intercept=(rows,))
+    for name, shape in expected.items():
+        if name not in arrays or tuple(arrays[name].shape) != shape:
+            found = tuple(arrays[name].shape) if name in arrays else "missing"
+            raise ValueError(
+                f"{path.with_suffix('.safetensors')}: {name} is {found}, expected {shape} for the "
+                f"{len(vocabulary)} terms and {len(classes)} classes of tfidf.json"
+            )
+    if "ngram_range" in settings:
+        settings["ngram_range"] = tuple(settings["ngram_range"])
+    return settings
+
+
 def load_tfidf(model_dir: str | Path):
     """(pipeline, label names) of a TF-IDF run folder, rebuilt from plain data. A folder of an earlier version holds a
     pickle (model.joblib): refused, never unpickled."""
@@ -113,7 +160,7 @@ def load_tfidf(model_dir: str | Path):
         raise ValueError(f"{folder}: no tfidf.json")
     saved = json.loads((folder / "tfidf.json").read_text())
     arrays = load_file(str(folder / "tfidf.safetensors"))
-    settings = dict(saved["vectorizer"], ngram_range=tuple(saved["vectorizer"]["ngram_range"]))
+    settings = checked_settings(folder / "tfidf.json", saved, arrays)
     vectorizer = TfidfVectorizer(**settings, vocabulary=saved["vocabulary"])
     vectorizer.idf_ = arrays["idf"]
     classifier = LogisticRegression()
