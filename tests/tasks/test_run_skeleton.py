@@ -51,6 +51,7 @@ def bad_files(tmp: Path) -> dict[str, Path]:
         "wrongtype.json": json.dumps({"epochs": "three"}),
         "short.csv": "label,text\n1,fine\n2\n",
         "words.csv": "text,label\n" + "a fine film,pos\na dull film,neg\n" * 10,
+        "news.tsv": "".join(f"N{i}\t{c}\tx\tTitle {i}\tabs\turl\t[]\t[]\n" for i, c in enumerate("aabc")),
     }
     for name, text in files.items():
         (tmp / name).write_text(text)
@@ -98,6 +99,10 @@ USER_ERRORS = [
     (["bench", "--variants", "nope"], "--variants: unknown ['nope']"),
     (["train", "--output-dir", "{tmp}/bad.yaml"], "{tmp}/bad.yaml: exists and is not a folder"),
     (["train", "--warmup", "nan"], "--warmup: must be a finite number, got nan"),
+    (
+        ["train", "--format", "mind-topics", "--train", "{tmp}/news.tsv", "--output-dir", "{tmp}/out"],
+        "no validation or test texts could be cut from the training texts",
+    ),
     (["train", "--learning-rate", "inf"], "--learning-rate: must be a finite number, got inf"),
     (["train", "--tokenizer", "{tmp}/someone-elses"], "someone-elses: holds no tokenizer (no tokenizer.json"),
     (

@@ -74,6 +74,13 @@ def load_mind_topics(cfg: ClassificationConfig, report: dict[str, Any]) -> dict[
         )
         splits["train"] = cut["train"]
         splits.update({name: cut[name] for name in missing})
+        empty = [name for name in missing if not splits[name]]
+        if empty:
+            largest = ", ".join(f"{c} {n}" for c, n in Counter(e.label for e in splits["train"]).most_common(3))
+            raise ValueError(
+                f"MIND topics: no {' or '.join(empty)} texts could be cut from the training texts (a category gives "
+                f"some from 3 texts; the largest here: {largest}); give --{' / --'.join(empty)} files or more texts"
+            )
     report["read"] = {name: r.as_dict() for name, r in found.items()}
     report["split"] = {name: len(items) for name, items in splits.items()}
     report["split_categories"] = {name: dict(Counter(e.label for e in items)) for name, items in splits.items()}
@@ -192,6 +199,10 @@ class ClassificationTask(Task):
             raise ValueError(
                 f"the training data holds one class ({labels.labels[0]!r}): a classifier needs two or "
                 "more (check --label-field)"
+            )
+        if not splits.get("validation"):
+            raise ValueError(
+                "the validation split is empty: give --validation, or more training examples to hold out from"
             )
         for name in ("validation", "test"):  # a label the training data lacks: an error now, not after training
             for example in splits.get(name, ()):
