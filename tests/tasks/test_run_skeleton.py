@@ -51,6 +51,9 @@ def bad_files(tmp: Path) -> dict[str, Path]:
         "wrongtype.json": json.dumps({"epochs": "three"}),
         "short.csv": "label,text\n1,fine\n2\n",
         "words.csv": "text,label\n" + "a fine film,pos\na dull film,neg\n" * 10,
+        "mixed.jsonl": "".join(
+            json.dumps(dict(text=f"film {i}", label=v)) + "\n" for i, v in enumerate([True, False, 1] * 4)
+        ),
         "news.tsv": "".join(f"N{i}\t{c}\tx\tTitle {i}\tabs\turl\t[]\t[]\n" for i, c in enumerate("aabc")),
     }
     for name, text in files.items():
@@ -99,6 +102,7 @@ USER_ERRORS = [
     (["bench", "--variants", "nope"], "--variants: unknown ['nope']"),
     (["train", "--output-dir", "{tmp}/bad.yaml"], "{tmp}/bad.yaml: exists and is not a folder"),
     (["train", "--warmup", "nan"], "--warmup: must be a finite number, got nan"),
+    (["train", "--train", "{tmp}/mixed.jsonl", "--output-dir", "{tmp}/out"], "the labels mix true / false with 0 / 1"),
     (
         ["train", "--format", "mind-topics", "--train", "{tmp}/news.tsv", "--output-dir", "{tmp}/out"],
         "no validation or test texts could be cut from the training texts",

@@ -234,7 +234,8 @@ def _read_jsonl(path: Path, text_field, label_field, where: dict[str, str] | Non
             raise DataError(path, number, text_field, f"expected a string, got {type(text).__name__}")
         if label is None or isinstance(label, (dict, list)) or str(label).strip() == "":
             raise DataError(path, number, label_field, f"not a usable label: {label!r}")
-        yield Example(text, canonical_label(str(label)), f"{path}:{number}")
+        label = ("true" if label else "false") if isinstance(label, bool) else str(label)  # JSON's spelling
+        yield Example(text, canonical_label(label), f"{path}:{number}")
 
 
 def _read_fasttext(path: Path) -> Iterator[Example]:
@@ -318,8 +319,15 @@ class LabelMap:
 
     @classmethod
     def from_examples(cls, examples: Iterable[Example]) -> LabelMap:
-        """Sorted labels, numerically when every label is an integer (so "10" comes after "9")."""
+        """Sorted labels, numerically when every label is an integer (so "10" comes after "9"). Labels that mix
+        true / false with 0 / 1 are refused: one class or two is the user's to say, not a guess."""
+        examples = list(examples)
         labels = {e.label for e in examples}
+        truth = {label for label in labels if label.lower() in ("true", "false")}
+        if truth and labels & {"0", "1"}:
+            first = [next(e for e in examples if e.label in kind) for kind in (truth, labels & {"0", "1"})]
+            where = " and ".join(f"{e.label!r} at {e.source}" for e in first)
+            raise ValueError(f"the labels mix true / false with 0 / 1 ({where}): write them one way")
         numeric = all(label.lstrip("-").isdigit() for label in labels)
         return cls(sorted(labels, key=int) if numeric else sorted(labels))
 
