@@ -1,3 +1,7 @@
+import os
+
 import torch
 
-torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+# two quiet cores (CI): one thread per pytest-xdist worker when the suite runs on both, else two
+threads = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
+torch.set_num_threads(max(1, min(threads, torch.get_num_threads())))

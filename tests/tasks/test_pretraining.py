@@ -196,7 +196,8 @@ def test_pretraining_run_writes_a_folder_with_its_metrics(pretrained):
     assert train["steps"] == 12 and 0 < train["epochs"] < 1  # --max-steps stopped it inside the first epoch
     # tokens/s counts the tokens of the steps that ran (not a whole epoch, which num_train_epochs rounds up to)
     seconds = train["train_runtime"] - train["evaluation_seconds"]
-    assert train["tokens_per_s"] * seconds == pytest.approx(train["tokens"] * train["epochs"], rel=0.01)
+    # (5 %: the runtimes are rounded and a few seconds long; the bug this guards against was a factor of several)
+    assert train["tokens_per_s"] * seconds == pytest.approx(train["tokens"] * train["epochs"], rel=0.05)
     assert 0 <= metrics["validation"]["accuracy"] <= 1 and metrics["validation"]["masked_tokens"] > 100
     log = json.loads((folder / "log_history.json").read_text())
     assert [h["step"] for h in log if "eval_accuracy" in h] == [6, 12]  # held-out loss and accuracy per evaluation
