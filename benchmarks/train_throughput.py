@@ -1,6 +1,7 @@
 """How fast the whole `fastformer train` path trains, against the bare model step on the same batches.
 
     OMP_NUM_THREADS=1 python benchmarks/train_throughput.py [--max-train-examples N] [--threads 1] [--out DIR]
+    OMP_NUM_THREADS=1 python benchmarks/train_throughput.py --task pretrain [--max-steps 40]   (the masked-LM path)
 
 1. The path: `fastformer train` (the classification task, Hugging Face Trainer, length-grouped batches, logging,
    one checkpoint per epoch) for one epoch on Yelp-5's training reviews; its real-token throughput with the
@@ -9,6 +10,10 @@
    same batches in the same order (the Trainer's own dataloader), in a plain loop of forward, backward, clipping
    and an AdamW step, timed over the same epoch.
 3. A profile of bare steps (torch.profiler): the share of CPU time in matrix products and in dropout's random draws.
+
+With `--task pretrain`: `fastformer train pretrain` (masked LM, the shape of the IMDB pretraining run: 16k WordPiece,
+512-token pieces, hidden 256, 2 layers, batch 32) for `--max-steps` steps on IMDB's unlabelled reviews, against the
+same model, masked batches (the Trainer's dataloader and the task's seeded collator) and steps in a plain loop.
 
 Run it alone on the machine: the numbers are wall-clock. Writes DIR/train_throughput_<machine>.json with a machine
 header; the goal (issue "models that learn", item 2) is the path at >= 90 % of the bare step.
@@ -60,6 +65,51 @@ def path_run(args, output_dir: Path) -> dict:
     return cfg, train(cfg)
 
 
+IMDB_UNSUP = Path("../shared/data/imdb/imdb_unsup.jsonl.gz")
+
+
+def pretrain_path_run(args, output_dir: Path):
+    from fastformer.tasks.configs import PretrainingConfig
+    from fastformer.tasks.pretraining import train
+
+    cfg = PretrainingConfig(
+        train=str(IMDB_UNSUP),
+        max_train_texts=args.max_train_examples or 4000,
+        max_eval_texts=40,
+        vocab_size=16000,
+        block_size=512,
+        model=dict(layer_sharing=False, hidden_dropout_prob=0.1),
+        batch_size=32,
+        learning_rate=1e-3,
+        max_steps=args.max_steps,
+        evaluations=1,
+        seed=1,
+        output_dir=str(output_dir),
+        progress=False,
+    )
+    return cfg, train(cfg)
+
+
+def pretrain_bare_step(cfg, output_dir: Path) -> dict:
+    """The masked LM's path against the same model, batches and steps in a plain loop."""
+    from transformers import AutoTokenizer, Trainer, set_seed
+
+    from fastformer.tasks.common import training_arguments
+    from fastformer.tasks.pretraining import TASK, load_texts
+
+    set_seed(cfg.seed)
+    texts = load_texts(cfg, {})
+    tokenizer = AutoTokenizer.from_pretrained(str(output_dir / "tokenizer"))
+    cfg.output_dir = str(output_dir / "bare")
+    prepared = TASK.prepare(cfg, texts, tokenizer, output_dir / "bare")
+    arguments = training_arguments(cfg, **prepared.arguments)
+    trainer = Trainer(
+        model=prepared.model, args=arguments, train_dataset=prepared.train_dataset, data_collator=prepared.data_collator
+    )
+    batches = [b for _, b in zip(range(cfg.max_steps), trainer.get_train_dataloader(), strict=False)]
+    return timed_loop(prepared.model, batches, cfg)
+
+
 def bare_step(cfg, output_dir: Path) -> dict:
     """The same model and batches in a plain loop; returns real tokens/s and the profile shares."""
     from transformers import AutoTokenizer, DataCollatorWithPadding, Trainer, set_seed
@@ -90,6 +140,11 @@ def bare_step(cfg, output_dir: Path) -> dict:
         model=model, args=arguments, train_dataset=train_set, data_collator=DataCollatorWithPadding(tokenizer)
     )
     batches = list(trainer.get_train_dataloader())
+    return timed_loop(model, batches, cfg)
+
+
+def timed_loop(model, batches: list, cfg) -> dict:
+    """Forward, backward, clipping and AdamW over `batches`, timed; then a profile of 8 of them."""
     real_tokens = sum(int(b["attention_mask"].sum()) for b in batches)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     model.train()
@@ -128,6 +183,8 @@ def bare_step(cfg, output_dir: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", choices=["classification", "pretrain"], default="classification")
+    parser.add_argument("--max-steps", type=int, default=40, help="pretrain: optimisation steps timed")
     parser.add_argument("--max-train-examples", type=int, default=None, help="default: all 10,785 reviews")
     parser.add_argument("--max-length", type=int, default=512)
     parser.add_argument("--tokenization", default="word")
@@ -138,14 +195,19 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
         output_dir = Path(tmp) / "run"
-        cfg, metrics = path_run(args, output_dir)
-        bare = bare_step(cfg, output_dir)
+        if args.task == "pretrain":
+            cfg, metrics = pretrain_path_run(args, output_dir)
+            bare = pretrain_bare_step(cfg, output_dir)
+        else:
+            cfg, metrics = path_run(args, output_dir)
+            bare = bare_step(cfg, output_dir)
     path = metrics["train"]
     result = dict(
         machine=machine(),
         settings=vars(args),
         path=dict(
-            examples=path["examples"],
+            examples=path.get("examples", path.get("sequences")),
+            steps=path["steps"],
             seconds=path["seconds"],
             evaluation_seconds=path["evaluation_seconds"],
             tokens_per_s=path["tokens_per_s"],
@@ -157,7 +219,9 @@ def main() -> None:
     result["goal_met"] = result["path_over_bare"] >= 0.9
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    file = out / f"train_throughput_cpu{args.threads}t_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
+    task = "" if args.task == "classification" else f"{args.task}_"
+    version = torch.__version__.split("+")[0].replace(".", "_")
+    file = out / f"train_throughput_{task}cpu{args.threads}t_torch{version}.json"
     file.write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
     print(f"written: {file}")

@@ -102,6 +102,7 @@ USER_ERRORS = [
     (["bench", "--variants", "nope"], "--variants: unknown ['nope']"),
     (["train", "--output-dir", "{tmp}/bad.yaml"], "{tmp}/bad.yaml: exists and is not a folder"),
     (["train", "--warmup", "nan"], "--warmup: must be a finite number, got nan"),
+    (["train", "--seed", "-1"], "--seed: must be >= 0, got -1"),
     (["train", "--train", "{tmp}/mixed.jsonl", "--output-dir", "{tmp}/out"], "the labels mix true / false with 0 / 1"),
     (
         ["train", "--format", "mind-topics", "--train", "{tmp}/news.tsv", "--output-dir", "{tmp}/out"],

@@ -132,7 +132,7 @@ class RunConfig:
         "continue from the last complete checkpoint (refused if it was trained with other settings)",
         shapes_weights=False,
     )
-    seed: int = setting(42, "random seed")
+    seed: int = setting(42, "random seed", minimum=0, maximum=2**32 - 1)
     preset: str = setting("paper", "model preset", choices=("paper", "official"))
     model: dict[str, Any] = setting(factory=dict, help="FastformerConfig overrides (--model FIELD=VALUE)", flag=False)
     epochs: float = setting(3.0, "training epochs", above=0)
