@@ -394,3 +394,41 @@ def test_news_and_summarization_start_from_the_pretrained_encoder(pretrained, tm
     ]
     assert main(args) == 0
     assert json.loads((out / "metrics.json").read_text())["init_from"]["folder"] == str(folder)
+
+
+@pytest.mark.slow
+def test_two_torchrun_processes_pretrain_as_one_process(pretrained, tmp_path):
+    """`torchrun --nproc_per_node 2` with the same global batch pretrains the same model as one process (dropout off,
+    the vocabulary fixed): the masks depend on the batch's texts, not on how a batch is split between processes."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    folder, args = pretrained
+    args = [
+        *args,
+        "--tokenizer",
+        str(folder / "tokenizer"),
+        "--model",
+        "hidden_dropout_prob=0.0",
+        "--logging-steps",
+        "1",
+    ]
+    exe = str(Path(sys.executable).parent / "fastformer")
+    one, two = tmp_path / "one", tmp_path / "two"
+    first = subprocess.run([exe, *args, "--output-dir", str(one)], capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-2000:]
+    torchrun = str(Path(sys.executable).parent / "torchrun")
+    second = subprocess.run(
+        [torchrun, "--standalone", "--nproc_per_node", "2", exe, *args, "--output-dir", str(two)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        timeout=600,
+    )
+    assert second.returncode == 0, second.stderr[-3000:]
+    losses = [[h["loss"] for h in json.loads((d / "log_history.json").read_text()) if "loss" in h] for d in (one, two)]
+    assert len(losses[0]) == len(losses[1]) == 12
+    for step, (a, b) in enumerate(zip(*losses, strict=True)):
+        assert abs(a - b) < 1e-4, f"step {step + 1}: loss {a} (1 process) != {b} (2 processes)"
