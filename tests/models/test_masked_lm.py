@@ -46,6 +46,25 @@ def test_masked_positions_loss_equals_the_full_logits_reference(attention_type):
         torch.testing.assert_close(a, b)
 
 
+def test_a_batch_split_between_processes_has_the_loss_of_the_whole_batch():
+    """With num_items_in_batch (the Trainer's count of masked tokens over all processes), each slice's loss is its
+    sum over that count, so the slices' losses add up to the whole batch's mean (torchrun == one process)."""
+    torch.manual_seed(0)
+    model = FastformerForMaskedLM(tiny_config()).double().eval()
+    ids = torch.randint(5, 60, (4, 9))
+    labels = torch.full_like(ids, -100)
+    labels[0, [1, 2, 3]] = ids[0, [1, 2, 3]]
+    labels[2, 5] = ids[2, 5]
+    labels[3, [0, 8]] = ids[3, [0, 8]]
+    whole = model(ids, labels=labels).loss
+    count = int((labels != -100).sum())
+    halves = [
+        model(ids[rows], labels=labels[rows], num_items_in_batch=count).loss for rows in (slice(0, 2), slice(2, 4))
+    ]
+    torch.testing.assert_close(sum(halves), whole)
+    assert model.accepts_loss_kwargs
+
+
 def test_no_masked_position_gives_a_zero_loss_with_every_parameter_in_the_graph():
     model = FastformerForMaskedLM(tiny_config())
     out = model(torch.randint(5, 60, (2, 6)), labels=torch.full((2, 6), -100))

@@ -129,9 +129,10 @@ class MaskingCollator:
     never chosen; whole words with `whole_word_mask`). Items that already carry `labels` (the held-out set, masked
     once) are only padded.
 
-    The masks are drawn from a generator seeded by (seed, epoch, the batch's tokens), not from the global generator:
-    a resumed run draws exactly the masks the uninterrupted run drew (the Trainer restores its global generator only
-    after it has collated the first batch after the checkpoint), and each epoch masks a text anew. `epoch` is set by
+    Each text's mask is drawn from a generator seeded by (seed, epoch, the text's tokens), not from the global
+    generator: a resumed run draws exactly the masks the uninterrupted run drew (the Trainer restores its global
+    generator only after it has collated the first batch after the checkpoint), torchrun processes that collate slices
+    of a batch draw what one process collating it whole draws, and each epoch masks a text anew. `epoch` is set by
     `EpochCallback`; with `seed=None` the global generator is used."""
 
     def __init__(
@@ -161,14 +162,23 @@ class MaskingCollator:
     def __call__(self, items: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         if "labels" in items[0]:
             return self._pad(items)
-        generator = None
-        if self.seed is not None:
-            generator = torch.Generator().manual_seed(self._batch_seed(items))
+        if self.seed is None:
+            batch = self.masker(_padded_offsets(items))
+            if self.replacement_noise:  # (B, N) uniform draws: FastformerForReplacedTokenDetection's samples
+                batch["replacement_noise"] = torch.rand(batch["input_ids"].shape)
+            return batch
+        # each text masked by a generator seeded by (seed, epoch, its tokens): the same masks whether a batch is
+        # collated whole (one process) or in slices (torchrun with split batches), and after a resume
+        masked = []
+        for item in items:
+            generator = torch.Generator().manual_seed(self._batch_seed([item]))
             self.masker.generator = generator
-        batch = self.masker(_padded_offsets(items))
-        if self.replacement_noise:  # (B, N) uniform draws: FastformerForReplacedTokenDetection's samples
-            batch["replacement_noise"] = torch.rand(batch["input_ids"].shape, generator=generator)
-        return batch
+            one = self.masker(_padded_offsets([item]))
+            row = dict(input_ids=one["input_ids"][0].tolist(), labels=one["labels"][0].tolist())
+            if self.replacement_noise:
+                row["replacement_noise"] = torch.rand(len(row["input_ids"]), generator=generator).tolist()
+            masked.append(row)
+        return self._pad(masked)
 
     def _batch_seed(self, items: list[dict[str, Any]]) -> int:
         import hashlib

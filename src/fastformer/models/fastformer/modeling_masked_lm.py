@@ -67,6 +67,9 @@ class FastformerForMaskedLM(FastformerPreTrainedModel):
     """
 
     _tied_weights_keys = {"lm_head.decoder.weight": "fastformer.word_embeddings.weight"}
+    # the Trainer passes num_items_in_batch, the masked tokens of the whole batch (all processes, all accumulation
+    # steps): the loss is then their exact mean however the batch is split
+    accepts_loss_kwargs = True
 
     def __init__(self, config: FastformerConfig):
         if factorised_embedding_size(config):
@@ -108,6 +111,7 @@ class FastformerForMaskedLM(FastformerPreTrainedModel):
         """input_ids (B, N) with the tokenizer's mask token where a word is hidden; attention_mask (B, N);
         labels (B, N): the original token at a masked position, -100 elsewhere."""
         return_dict = return_dict if return_dict is not None else self.config.return_dict
+        num_items_in_batch = kwargs.pop("num_items_in_batch", None)
         refuse_unsupported(kwargs)
         outputs = self.fastformer(
             input_ids,
@@ -128,8 +132,13 @@ class FastformerForMaskedLM(FastformerPreTrainedModel):
             selected = labels != -100  # (B, N)
             logits = self.lm_head(hidden[selected])  # (M, V): the head only where the loss reads it
             targets = labels[selected]
-            # no masked position in the batch: a zero that keeps every parameter in the graph
-            loss = nn.functional.cross_entropy(logits.float(), targets) if targets.numel() else logits.sum() * 0.0
+            if not targets.numel():  # no masked position in the batch: a zero that keeps every parameter in the graph
+                loss = logits.sum() * 0.0
+            elif num_items_in_batch is not None:  # the sum over the whole batch's count (see accepts_loss_kwargs)
+                total = nn.functional.cross_entropy(logits.float(), targets, reduction="sum")
+                loss = total / torch.as_tensor(num_items_in_batch, device=total.device, dtype=total.dtype)
+            else:
+                loss = nn.functional.cross_entropy(logits.float(), targets)
         if not return_dict:
             out = (logits,) + ((outputs.hidden_states,) if outputs.hidden_states is not None else ())
             return ((loss,) + out) if loss is not None else out

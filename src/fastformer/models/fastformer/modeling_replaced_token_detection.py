@@ -94,6 +94,8 @@ class FastformerForReplacedTokenDetection(FastformerPreTrainedModel):
         "generator.word_embeddings.weight": "fastformer.word_embeddings.weight",
         "generator_head.decoder.weight": "fastformer.word_embeddings.weight",
     }
+    # two losses over two different counts (masked tokens, real tokens): each a mean over this process's batch
+    accepts_loss_kwargs = False
 
     def __init__(self, config: FastformerConfig):
         if factorised_embedding_size(config):
