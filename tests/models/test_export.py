@@ -83,6 +83,9 @@ def test_fastformer_export_writes_a_program_whose_logits_equal_the_folders(tmp_p
     torch.testing.assert_close(torch.from_numpy(onnx_logits), expected, rtol=1e-4, atol=1e-5)
     with pytest.raises(SystemExit, match="not empty"):
         main(["export", str(run), str(tmp_path / "exported")])
+    with pytest.raises(SystemExit, match="inside .* which this command reads or a run wrote"):
+        main(["export", str(run), str(run / "exported")])  # never into the run folder it reads
+    assert not (run / "exported").exists()
 
 
 def test_the_torchscript_onnx_exporter_is_refused_with_the_way_that_works(tmp_path):

@@ -46,9 +46,12 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
         raise ValueError(
             f"{model_dir}: a {architecture or task} folder; export takes Fastformer classifiers and language models"
         )
-    out = Path(output_dir)
-    if out.exists() and any(out.iterdir()):
-        raise ValueError(f"{out}: not empty; export writes into a new folder")
+    from fastformer.cli.outputs import OutputRefused, check_output_folder
+
+    try:  # never into the model folder, another run's folder or a folder that holds something
+        out = check_output_folder(output_dir, flag="OUT", folders=(model_dir,))
+    except OutputRefused as error:
+        raise ValueError(str(error)) from None
     out.mkdir(parents=True, exist_ok=True)
 
     extra = dict(use_cache=False) if task == "lm" else {}  # logits only, no decoding state

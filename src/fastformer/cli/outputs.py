@@ -38,21 +38,38 @@ def check_output(
     for given in inputs:
         if given and resolved == Path(given).resolve():
             raise OutputRefused(f"{flag} {target}: is an input of this command ({given}); choose another file")
-    owned = {Path(p).resolve() for p in allowed_inside}
-    if resolved not in owned:
-        for folder in [*(f for f in folders if f), *resolved.parents]:
-            folder = Path(folder).resolve()
-            if folder.is_dir() and (resolved == folder or folder in resolved.parents):
-                if folder in {Path(f).resolve() for f in folders if f} or _is_run_folder(folder):
-                    raise OutputRefused(
-                        f"{flag} {target}: inside {folder}, which this command reads or a run wrote; write elsewhere"
-                    )
+    if resolved not in {Path(p).resolve() for p in allowed_inside}:
+        _refuse_inside(target, flag, folders)
     if target.is_dir():
         raise OutputRefused(f"{flag} {target}: is a folder")
     if not target.parent.is_dir():
         raise OutputRefused(f"{flag} {target}: its folder {target.parent} does not exist")
     if target.exists() and not overwrite:
         raise OutputRefused(f"{flag} {target}: exists; pass --overwrite to replace it")
+    return target
+
+
+def _refuse_inside(target: Path, flag: str, folders: tuple[str | Path | None, ...]) -> None:
+    """OutputRefused when `target` is, or lies inside, one of `folders` or any run folder."""
+    resolved = target.resolve()
+    read = {Path(f).resolve() for f in folders if f}
+    for folder in [*read, *resolved.parents]:
+        if folder.is_dir() and (resolved == folder or folder in resolved.parents):
+            if folder in read or _is_run_folder(folder):
+                raise OutputRefused(
+                    f"{flag} {target}: inside {folder}, which this command reads or a run wrote; write elsewhere"
+                )
+
+
+def check_output_folder(path: str | Path, *, flag: str, folders: tuple[str | Path | None, ...] = ()) -> Path:
+    """A folder a command writes its files into (made if missing): never one it reads or inside a run folder, never
+    a file, never a folder that holds something."""
+    target = Path(path)
+    _refuse_inside(target, flag, folders)
+    if target.exists() and not target.is_dir():
+        raise OutputRefused(f"{flag} {target}: is a file")
+    if target.is_dir() and any(target.iterdir()):
+        raise OutputRefused(f"{flag} {target}: not empty; write into a new folder")
     return target
 
 
