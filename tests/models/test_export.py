@@ -109,3 +109,46 @@ def test_the_torchscript_onnx_exporter_is_refused_with_the_way_that_works(tmp_pa
     ids = torch.randint(5, 50, (2, 9))
     with pytest.raises(RuntimeError, match=r"dynamo=True\) or `fastformer export DIR OUT --onnx`"):
         torch.onnx.export(Logits(), (ids, torch.ones_like(ids)), str(tmp_path / "m.onnx"), dynamo=False)
+
+
+@pytest.mark.parametrize("decoder_type", ["fastformer", "transformer"])
+def test_exported_seq2seq_program_equals_eager(decoder_type):
+    """The encoder-decoder (logits of a teacher-forced summary, no decoding state) exports with a dynamic document and
+    summary length, and the program equals eager at other lengths."""
+    from fastformer.models.fastformer import FastformerForConditionalGeneration
+
+    torch.manual_seed(0)
+    config = FastformerConfig(
+        vocab_size=50,
+        hidden_size=16,
+        num_attention_heads=2,
+        intermediate_size=16,
+        max_position_embeddings=64,
+        max_target_positions=32,
+        decoder_type=decoder_type,
+        decoder_start_token_id=2,
+        bos_token_id=2,
+        eos_token_id=3,
+        pad_token_id=0,
+    )
+    model = FastformerForConditionalGeneration(config).eval()
+
+    class Logits(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, decoder_input_ids):
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids, use_cache=False
+            ).logits
+
+    wrapped = Logits()
+    document, summary = Dim("document", min=2, max=64), Dim("summary", min=1, max=31)
+    shapes = dict(input_ids={1: document}, attention_mask={1: document}, decoder_input_ids={1: summary})
+    example = dict(**_inputs(2, 9, 0), decoder_input_ids=torch.randint(4, 50, (2, 5)))
+    program = torch.export.export(wrapped, (), example, dynamic_shapes=shapes).module()
+    for n, t, seed in ((17, 7, 1), (4, 2, 2)):
+        inputs = dict(**_inputs(2, n, seed), decoder_input_ids=torch.randint(4, 50, (2, t)))
+        with torch.no_grad():
+            torch.testing.assert_close(program(**inputs), wrapped(**inputs), rtol=1e-5, atol=1e-6)

@@ -13,6 +13,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from fastformer.layers.attention import FastformerAttention
+from fastformer.layers.encoder import last_position
 from fastformer.layers.feed_forward import FeedForward
 from fastformer.ops.causal import CausalPoolState
 
@@ -149,13 +150,11 @@ class FastformerDecoder(nn.Module):
         """(B, T, hidden) target embeddings -> (B, T, hidden). `hidden_states`, a list, receives the embeddings'
         output and each layer's (the return value does not change with it)."""
         B, T, _ = inputs_embeds.shape
+        last = last_position(position_ids, T)  # (no data-dependent read under torch.export)
         if position_ids is None:
             position_ids = torch.arange(T, device=inputs_embeds.device)[None]
-        if int(position_ids.max()) >= self.max_position_embeddings:
-            raise ValueError(
-                f"target position {int(position_ids.max())} is beyond max_target_positions "
-                f"{self.max_position_embeddings}"
-            )
+        if last >= self.max_position_embeddings:
+            raise ValueError(f"target position {last} is beyond max_target_positions {self.max_position_embeddings}")
         x = self.dropout(self.embedding_norm(inputs_embeds + self.position_embeddings(position_ids)))
         if memory_kv is None:
             memory_kv = self.project_memory(memory)

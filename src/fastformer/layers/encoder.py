@@ -84,13 +84,9 @@ class FastformerEncoder(nn.Module):
         B, N, _ = inputs_embeds.shape
         x = inputs_embeds
         if self.position_embeddings is not None:
+            last = last_position(position_ids, N)
             if position_ids is None:
                 position_ids = torch.arange(N, device=x.device)[None]
-                last = N - 1  # known from the shape: no data-dependent read, so torch.export traces it
-            elif _tracing():
-                last = -1  # given positions (decoding) are not read back while compiling or exporting
-            else:
-                last = int(position_ids.max()) if position_ids.numel() else 0
             if last >= self.max_position_embeddings:
                 raise ValueError(
                     f"position {last} is beyond max_position_embeddings {self.max_position_embeddings}; "
@@ -120,6 +116,17 @@ class FastformerEncoder(nn.Module):
             if all_states is not None:
                 all_states[-1] = x
         return x, (tuple(all_states) if all_states is not None else None)
+
+
+def last_position(position_ids: torch.Tensor | None, n: int) -> int:
+    """The largest position a layer will embed, to check against its table, with no data-dependent read where that
+    breaks tracing: the default positions 0..n-1 (`position_ids` None) are known from the shape, so torch.export
+    traces them; given positions (decoding) are not read back while compiling or exporting (-1: nothing to check)."""
+    if position_ids is None:
+        return n - 1
+    if _tracing():
+        return -1
+    return int(position_ids.max()) if position_ids.numel() else 0
 
 
 def _tracing() -> bool:
