@@ -374,3 +374,26 @@ def test_the_seq2seq_encoders_additive_attentions():
     assert len(out.encoder_additive_attentions) == BASE["num_hidden_layers"]
     alpha, beta = out.encoder_additive_attentions[0]
     assert alpha.shape == beta.shape == (3, BASE["num_attention_heads"], max(LENGTHS))
+
+
+@pytest.mark.parametrize("head", list(HEADS))
+def test_return_dict_false_is_the_dicts_tuple(head):
+    """transformers' convention: return_dict=False gives the output's fields in order, None left out (the seq2seq
+    head used to put a None cache in and leave the hidden states out)."""
+
+    def flat(value):
+        if isinstance(value, torch.Tensor):
+            return [value]
+        if isinstance(value, (tuple, list)):
+            return [t for v in value for t in flat(v)]
+        return [value]
+
+    model, make_inputs, _ = build(head)
+    inputs = make_inputs(LENGTHS)
+    for options in ({}, {"output_hidden_states": True}):
+        with torch.no_grad():
+            as_dict = model(**inputs, **options, return_dict=True)
+            as_tuple = model(**inputs, **options, return_dict=False)
+        assert isinstance(as_tuple, tuple) and len(as_tuple) == len(as_dict.to_tuple())
+        for a, b in zip(flat(as_tuple), flat(as_dict.to_tuple()), strict=True):
+            assert torch.equal(a, b) if isinstance(a, torch.Tensor) else type(a) is type(b)

@@ -223,9 +223,7 @@ class FastformerModel(FastformerPreTrainedModel):
             pooled, pooling_weights = self.pooler.pool(hidden, mask)
         weights = tuple(weights) if weights is not None else None
         pooling_weights = pooling_weights if weights is not None else None
-        if not return_dict:
-            return tuple(t for t in (hidden, pooled, all_hidden, cache, weights, pooling_weights) if t is not None)
-        return FastformerModelOutput(
+        output = FastformerModelOutput(
             last_hidden_state=hidden,
             pooler_output=pooled,
             hidden_states=all_hidden,
@@ -233,6 +231,7 @@ class FastformerModel(FastformerPreTrainedModel):
             additive_attentions=weights,
             pooling_attentions=pooling_weights,
         )
+        return output if return_dict else output.to_tuple()  # (the dict's fields in order, None left out)
 
 
 def attention_positions(step, batch: int, length: int, device) -> torch.Tensor | None:
@@ -287,16 +286,14 @@ class FastformerForSequenceClassification(FastformerPreTrainedModel):
         )
         logits = self.classifier(self.dropout(outputs.pooler_output))  # (B, num_labels)
         loss = None if labels is None else self._loss(logits, labels)
-        if not return_dict:
-            out = (logits,) + ((outputs.hidden_states,) if outputs.hidden_states is not None else ())
-            return ((loss,) + out) if loss is not None else out
-        return FastformerSequenceClassifierOutput(
+        output = FastformerSequenceClassifierOutput(
             loss=loss,
             logits=logits,
             hidden_states=outputs.hidden_states,
             additive_attentions=outputs.additive_attentions,
             pooling_attentions=outputs.pooling_attentions,
         )
+        return output if return_dict else output.to_tuple()  # (the dict's fields in order, None left out)
 
     def _loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         if self.config.problem_type is None:
@@ -400,13 +397,11 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
         if labels is not None:
             shifted = logits[:, :-1].reshape(-1, logits.shape[-1]).float()
             loss = nn.functional.cross_entropy(shifted, labels[:, 1:].reshape(-1).to(logits.device), ignore_index=-100)
-        if not return_dict:
-            out = tuple(t for t in (logits, outputs.cache, outputs.hidden_states) if t is not None)
-            return ((loss,) + out) if loss is not None else out
-        return FastformerCausalLMOutput(
+        output = FastformerCausalLMOutput(
             loss=loss,
             logits=logits,
             cache=outputs.cache,
             hidden_states=outputs.hidden_states,
             additive_attentions=outputs.additive_attentions,
         )
+        return output if return_dict else output.to_tuple()  # (the dict's fields in order, None left out)

@@ -139,7 +139,5 @@ class FastformerForMaskedLM(FastformerPreTrainedModel):
                 loss = total / torch.as_tensor(num_items_in_batch, device=total.device, dtype=total.dtype)
             else:
                 loss = nn.functional.cross_entropy(logits.float(), targets)
-        if not return_dict:
-            out = (logits,) + ((outputs.hidden_states,) if outputs.hidden_states is not None else ())
-            return ((loss,) + out) if loss is not None else out
-        return FastformerMaskedLMOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states)
+        output = FastformerMaskedLMOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states)
+        return output if return_dict else output.to_tuple()  # (the dict's fields in order, None left out)

@@ -183,10 +183,7 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
         if labels is not None:  # in float32 at least: half-precision logits of long dot products lose the margin
             wide = logits.to(torch.promote_types(logits.dtype, torch.float32))
             loss = nn.functional.cross_entropy(wide, labels.view(-1))
-        if not return_dict:
-            out = (logits, user_vectors, news_vectors)
-            return ((loss,) + out) if loss is not None else out
-        return NewsRecommendationOutput(
+        output = NewsRecommendationOutput(
             loss=loss,
             logits=logits,
             user_vectors=user_vectors,
@@ -200,3 +197,4 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
             user_news_states=hidden if output_attentions else None,
             popularity_scores=popularity_scores,
         )
+        return output if return_dict else output.to_tuple()  # (the dict's fields in order, None left out)

@@ -170,16 +170,14 @@ class FastformerForReplacedTokenDetection(FastformerPreTrainedModel):
             )
             discriminator_loss = (per_token * real).sum() / real.sum().clamp(min=1)
             loss = generator_loss + float(self.config.discriminator_weight) * discriminator_loss
-        if not return_dict:
-            out = (logits,) + ((replaced,) if replaced is not None else ())
-            return ((loss,) + out) if loss is not None else out
-        return ReplacedTokenDetectionOutput(
+        output = ReplacedTokenDetectionOutput(
             loss=loss,
             logits=logits,
             replaced=replaced,
             generator_loss=generator_loss,
             discriminator_loss=discriminator_loss,
         )
+        return output if return_dict else output.to_tuple()  # (the dict's fields in order, None left out)
 
 
 def replaced_token_detection_reference(

@@ -255,10 +255,7 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
             loss = nn.functional.cross_entropy(
                 wide.reshape(-1, wide.shape[-1]), labels.reshape(-1).to(logits.device), ignore_index=-100
             )
-        if not return_dict:
-            out = (logits, cache, encoder_outputs.last_hidden_state)
-            return ((loss,) + out) if loss is not None else out
-        return FastformerSeq2SeqLMOutput(
+        output = FastformerSeq2SeqLMOutput(
             encoder_additive_attentions=getattr(encoder_outputs, "additive_attentions", None),
             loss=loss,
             logits=logits,
@@ -267,6 +264,7 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
             encoder_hidden_states=getattr(encoder_outputs, "hidden_states", None) if output_hidden_states else None,
             decoder_hidden_states=tuple(decoder_hidden) if decoder_hidden is not None else None,
         )
+        return output if return_dict else output.to_tuple()  # (the dict's fields in order, None left out)
 
     def _decode_fastformer(self, embeds, memory, source_mask, cache, use_cache, hidden_states=None):
         """(hidden states, cache) of the causal Fastformer decoder on target embeddings (B, T, hidden); with a cache,
