@@ -99,6 +99,7 @@ USER_ERRORS = [
     (["evaluate", "{tmp}/nowhere", "--data", "x.csv"], "{tmp}/nowhere: no such folder"),
     (["evaluate", "{tmp}/someone-elses", "--data", "x.csv"], "not a folder written by `fastformer train`"),
     (["predict", "{tmp}/someone-elses", "hello"], "not a folder written by `fastformer train`"),
+    (["generate", "{tmp}/someone-elses", "--file", "{tmp}"], "is a folder, not a file of texts (one per line)"),
     (["bench", "--variants", "nope"], "--variants: unknown ['nope']"),
     (["train", "--output-dir", "{tmp}/bad.yaml"], "{tmp}/bad.yaml: exists and is not a folder"),
     (["train", "--warmup", "nan"], "--warmup: must be a finite number, got nan"),

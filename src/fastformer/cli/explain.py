@@ -82,7 +82,9 @@ def _texts(args: argparse.Namespace) -> list[tuple[str, str]]:
     from fastformer.cli.streaming import inputs
 
     if args.file and not Path(args.file).is_file():
-        _fail(f"{args.file}: no such file")
+        from fastformer.cli.inputs import not_a_file
+
+        _fail(not_a_file(args.file))
     named = []
     for kind, number, text in inputs(args.texts, args.file):
         if text.strip():

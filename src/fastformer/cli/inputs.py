@@ -5,13 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def not_a_file(path: str | Path) -> str:
+    """Why `path` cannot be read as a file of texts, in a few words."""
+    path = Path(path)
+    return f"{path}: is a folder, not a file of texts (one per line)" if path.is_dir() else f"{path}: no such file"
+
+
 def texts_from(given: list[str], file: str | None, command: str, what: str = "texts") -> list[str]:
     """The texts given on the command line, then the non-blank lines of `file`; an error if there are none."""
     texts = list(given)
     if file:
         path = Path(file)
         if not path.is_file():
-            raise SystemExit(f"fastformer {command}: {path}: no such file")
+            raise SystemExit(f"fastformer {command}: {not_a_file(path)}")
         texts += [line.rstrip("\n") for line in path.open(encoding="utf-8") if line.strip()]
     if not texts:
         raise SystemExit(f"fastformer {command}: give {what} or --file")

@@ -96,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
     if args.data:
         raise SystemExit("fastformer predict: --data is for news recommenders; give texts or --file")
     if args.file and not Path(args.file).is_file():
-        raise SystemExit(f"fastformer predict: {args.file}: no such file")
+        from fastformer.cli.inputs import not_a_file
+
+        raise SystemExit(f"fastformer predict: {not_a_file(args.file)}")
     if not args.texts and not args.file:
         raise SystemExit("fastformer predict: give texts or --file")
     if args.output:
