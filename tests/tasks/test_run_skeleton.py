@@ -97,6 +97,7 @@ USER_ERRORS = [
     (["train", "--output-dir", "{tmp}/someone-elses"], "not empty and not made by a fastformer run"),
     (["train", "--resume", "--output-dir", "{tmp}/someone-elses"], "not a run folder (no .fastformer-run)"),
     (["evaluate", "{tmp}/nowhere", "--data", "x.csv"], "{tmp}/nowhere: no such folder"),
+    (["evaluate", "{tmp}/nowhere", "--data", "x.csv", "--max-examples", "0"], "--max-examples: must be >= 1, got 0"),
     (["evaluate", "{tmp}/someone-elses", "--data", "x.csv"], "not a folder written by `fastformer train`"),
     (["predict", "{tmp}/someone-elses", "hello"], "not a folder written by `fastformer train`"),
     (["generate", "{tmp}/someone-elses", "--file", "{tmp}"], "is a folder, not a file of texts (one per line)"),

@@ -163,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
     from fastformer.data import DataError
     from fastformer.tasks.registry import NotARunFolder, task_for_verb
 
+    if args.max_examples is not None and args.max_examples < 1:  # 0 used to mean "no limit", silently
+        raise SystemExit(f"fastformer evaluate: --max-examples: must be >= 1, got {args.max_examples}")
     try:
         task, architecture = task_for_verb(args.model_dir, "evaluate")
     except NotARunFolder as error:
