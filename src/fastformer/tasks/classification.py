@@ -19,7 +19,7 @@ from fastformer.metrics.classification import classification_metrics, label_reco
 from fastformer.tasks import inputs
 from fastformer.tasks.common import hold_out, limit_splits, write_jsonl
 from fastformer.tasks.configs import ClassificationConfig
-from fastformer.tasks.init_from import pretrained_tokenizer
+from fastformer.tasks.init_from import check_start, start_from
 from fastformer.tasks.run import Prepared, Task, run_task
 
 # --architecture values that are untrained baselines: name -> module with train / evaluate / classifier / MODEL_FILES
@@ -172,13 +172,10 @@ def evaluate_split(model, tokenizer, examples: list[Example], labels: LabelMap, 
     return metrics, rows
 
 
-def fine_tuning_config(cfg: ClassificationConfig, labels: LabelMap, tokenizer):
-    """The classifier's config on top of --init-from's (`fastformer.tasks.init_from.fine_tuning_config`)."""
-    from fastformer.tasks.init_from import fine_tuning_config as on_pretrained
-
+def classifier_head_fields(labels: LabelMap) -> dict[str, Any]:
+    """The classifier's own config fields (beside the encoder's)."""
     id2label = labels.id2label()
-    head = dict(num_labels=len(labels), id2label=id2label, label2id={v: k for k, v in id2label.items()})
-    return on_pretrained(cfg.init_from, head, cfg.model, cfg.architecture, tokenizer, cfg.max_length)
+    return dict(num_labels=len(labels), id2label=id2label, label2id={v: k for k, v in id2label.items()})
 
 
 def baseline_module(architecture: str):
@@ -207,8 +204,7 @@ class ClassificationTask(Task):
         for name in ("validation", "test"):  # a label the training data lacks: an error now, not after training
             for example in splits.get(name, ()):
                 labels.encode(example)
-        if cfg.init_from:  # a folder that cannot start this run: refused before the run folder is touched
-            fine_tuning_config(cfg, labels, pretrained_tokenizer(cfg.init_from, cfg.tokenizer))
+        check_start(cfg, classifier_head_fields(labels), cfg.max_length)  # refused before the folder is touched
         return dict(splits=splits, labels=labels)
 
     def baseline(self, cfg: ClassificationConfig, data, out: Path, report: dict[str, Any]):
@@ -231,19 +227,14 @@ class ClassificationTask(Task):
         model_fields = dict(
             vocab_size=len(tokenizer),
             max_position_embeddings=max(cfg.max_length, 8),
-            num_labels=len(labels),
-            id2label=labels.id2label(),
-            label2id={v: k for k, v in labels.id2label().items()},
             pad_token_id=tokenizer.pad_token_id,
+            **classifier_head_fields(labels),
         )
         origin = None
         if cfg.init_from:
-            from fastformer.tasks.init_from import load_encoder, origin_report
-
-            model, fresh = load_encoder(
-                FastformerForSequenceClassification, cfg.init_from, fine_tuning_config(cfg, labels, tokenizer)
+            model, origin = start_from(
+                FastformerForSequenceClassification, cfg, classifier_head_fields(labels), tokenizer, cfg.max_length
             )
-            origin = origin_report(cfg.init_from, fresh)
         else:
             if cfg.architecture == "softmax":
                 model_fields["attention_type"] = "softmax"

@@ -171,7 +171,7 @@ class MaskingCollator:
         # collated whole (one process) or in slices (torchrun with split batches), and after a resume
         masked = []
         for item in items:
-            generator = torch.Generator().manual_seed(self._batch_seed([item]))
+            generator = torch.Generator().manual_seed(self._text_seed(item))
             self.masker.generator = generator
             one = self.masker(_padded_offsets([item]))
             row = dict(input_ids=one["input_ids"][0].tolist(), labels=one["labels"][0].tolist())
@@ -180,13 +180,13 @@ class MaskingCollator:
             masked.append(row)
         return self._pad(masked)
 
-    def _batch_seed(self, items: list[dict[str, Any]]) -> int:
+    def _text_seed(self, item: dict[str, Any]) -> int:
+        """The seed of one text's mask: (seed, epoch, its tokens)."""
         import hashlib
 
         digest = hashlib.blake2b(f"{self.seed}/{self.epoch}".encode(), digest_size=8)
-        for item in items:
-            digest.update(torch.tensor(item["input_ids"], dtype=torch.int64).numpy().tobytes())
-            digest.update(b"|")
+        digest.update(torch.tensor(item["input_ids"], dtype=torch.int64).numpy().tobytes())
+        digest.update(b"|")
         return int.from_bytes(digest.digest(), "little") & ((1 << 63) - 1)
 
     def _pad(self, items: list[dict[str, Any]]) -> dict[str, torch.Tensor]:

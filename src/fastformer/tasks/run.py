@@ -197,8 +197,9 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             return metrics
         tokenizer = run_tokenizer(cfg, task.tokenizer_texts(cfg, splits), folder.path)
         prepared = task.prepare(cfg, splits, tokenizer, out)
+        vocabulary = tokenizer_report(cfg, tokenizer)
         if main:
-            announce(task, cfg, splits, tokenizer, prepared)
+            announce(task, cfg, splits, tokenizer, prepared, vocabulary)
         trainer_class = prepared.trainer_class or Trainer
         kwargs = dict(prepared.trainer_kwargs)
         kwargs["callbacks"] = [fingerprint_callback(folder), divergence_callback(), *kwargs.get("callbacks", [])]
@@ -244,7 +245,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             parameters=sum(p.numel() for p in prepared.model.parameters()),
             **prepared.metrics,
         )
-        metrics["tokenizer"] = tokenizer_report(cfg, tokenizer)
+        metrics["tokenizer"] = vocabulary
         if report:
             metrics["data"] = report
         if not main:
@@ -272,7 +273,7 @@ def input_limit(cfg, model) -> int:
     return int(getattr(model.config, "max_position_embeddings", 512))
 
 
-def announce(task: Task, cfg, data, tokenizer, prepared: Prepared) -> None:
+def announce(task: Task, cfg, data, tokenizer, prepared: Prepared, vocabulary: dict[str, Any]) -> None:
     """One line on standard error before training: what was read, the vocabulary, the model's size, where it goes
     (a wrong column or label shows here, before an hour of training)."""
     import sys
@@ -284,7 +285,7 @@ def announce(task: Task, cfg, data, tokenizer, prepared: Prepared) -> None:
         output_dir=str(cfg.output_dir),
     )
     print(f"fastformer train {task.name}: {json.dumps(facts, default=str)}", file=sys.stderr)
-    if not tokenizer_report(cfg, tokenizer)["reproducible"] and not cfg.resume:
+    if not vocabulary["reproducible"] and not cfg.resume:
         print(
             f"note: a WordPiece vocabulary trained here differs slightly from one trained by another process on the "
             f"same texts (tokenizers#1794); to repeat this run exactly, pass --tokenizer {cfg.output_dir}/tokenizer",

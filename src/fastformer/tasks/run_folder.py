@@ -72,15 +72,14 @@ def remove_written(folder: Path, written: list[str] | None) -> bool:
         return True
     if written is None:
         written = [p.name for p in folder.iterdir() if p.name in TRAINER_FILES or p.name.startswith("rng_state")]
-    names = written
-    for name in names:
+    for name in written:
         target = folder / name
         if target.is_file() or target.is_symlink():
             target.unlink()
     for sub in sorted((p for p in folder.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
         if not any(sub.iterdir()):
             sub.rmdir()  # empty folders the run's files lived in
-    left = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    left = files_in(folder)
     if left:
         print(
             f"{folder}: kept, it holds files no run wrote ({', '.join(left[:5])}{' ...' if len(left) > 5 else ''})",
@@ -89,6 +88,13 @@ def remove_written(folder: Path, written: list[str] | None) -> bool:
         return False
     folder.rmdir()
     return True
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """`path` holds `text` whole or is as it was: written beside it, then renamed onto it."""
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_text(text)
+    os.replace(partial, path)
 
 
 def files_in(folder: Path) -> list[str]:
@@ -307,9 +313,7 @@ class RunFolder:
             dict(fingerprint=self.fingerprint, settings=self.settings, data=self.data), indent=1, default=str
         )
         if checkpoint.is_dir():
-            partial = checkpoint / (FINGERPRINT + ".tmp")
-            partial.write_text(text)
-            os.replace(partial, checkpoint / FINGERPRINT)
+            write_atomically(checkpoint / FINGERPRINT, text)
             return
         # the folder appears with its fingerprint already inside: a kill at any instant never leaves a checkpoint
         # folder that no run seems to have written (which would block --resume)
@@ -326,9 +330,7 @@ class RunFolder:
         if stamp.is_file():
             saved = json.loads(stamp.read_text())
             saved["files"] = files_in(checkpoint)
-            partial = checkpoint / (FINGERPRINT + ".tmp")
-            partial.write_text(json.dumps(saved, indent=1, default=str))
-            os.replace(partial, stamp)
+            write_atomically(stamp, json.dumps(saved, indent=1, default=str))
 
     @staticmethod
     def checkpoint_files(checkpoint: Path) -> list[str] | None:
@@ -384,9 +386,7 @@ class RunFolder:
         moving = dict(
             files=[e.name for e in entries if not e.is_dir()], folders=[e.name for e in entries if e.is_dir()]
         )
-        partial = self.path / (FINISHING + ".tmp")
-        partial.write_text(json.dumps(moving))
-        os.replace(partial, self.path / FINISHING)
+        write_atomically(self.path / FINISHING, json.dumps(moving))
         files, folders = [], []
         for entry in entries:
             target = self.path / entry.name
@@ -405,9 +405,7 @@ class RunFolder:
             folders=folders,
             **(extra or {}),
         )
-        partial = self.path / (COMPLETE + ".tmp")
-        partial.write_text(json.dumps(manifest, indent=1))
-        os.replace(partial, self.path / COMPLETE)
+        write_atomically(self.path / COMPLETE, json.dumps(manifest, indent=1))
         (self.path / FINISHING).unlink(missing_ok=True)
         (self.path / INCOMPLETE).unlink(missing_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
