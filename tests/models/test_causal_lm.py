@@ -1,8 +1,11 @@
 """FastformerForCausalLM: cached decoding equals recomputation, generate() in every mode, padding, Auto classes."""
 
+import copy
+
 import pytest
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
+from transformers.cache_utils import Cache, LinearAttentionLayer
 
 import fastformer.models  # noqa: F401  (registers the Auto classes)
 from fastformer import FastformerConfig, FastformerForCausalLM
@@ -85,6 +88,59 @@ def test_left_padded_batch_generates_as_each_prompt_alone():
     alone = model.generate(short, max_new_tokens=10, do_sample=False)
     assert torch.equal(together[1, 7:], alone[0])
     assert torch.equal(together[0], model.generate(long, max_new_tokens=10, do_sample=False)[0])
+
+
+@pytest.mark.parametrize("mode", [dict(do_sample=False), dict(do_sample=True, top_k=20)], ids=["greedy", "sample"])
+def test_generation_continues_from_a_returned_cache(mode):
+    """transformers' convention: pass the whole sequence back with the cache (or only the new tokens with a mask over
+    the whole sequence); the prefix the state has read is not read again. Left-padded batch, so the state's column
+    count and real-token count differ."""
+    model = small_model()
+    long, short = prompts(1, 12, seed=2), prompts(1, 5, seed=3)
+    batch = torch.cat([long, torch.cat([torch.zeros(1, 7, dtype=torch.long), short], 1)])
+    mask = (batch != 0).long()
+    torch.manual_seed(0)
+    one_shot = model.generate(batch, attention_mask=mask, max_new_tokens=14, **mode)
+    torch.manual_seed(0)
+    first = model.generate(batch, attention_mask=mask, max_new_tokens=5, return_dict_in_generate=True, **mode)
+    assert isinstance(first.cache, Cache) and all(first.cache.is_linear)
+    assert first.cache.get_seq_length() == 12 + 4  # the last generated token is not read yet
+    sequences, state = first.sequences, copy.deepcopy(first.cache)
+    whole_mask = torch.cat([mask, torch.ones(2, 5, dtype=torch.long)], 1)
+    continued = model.generate(sequences, attention_mask=whole_mask, cache=first.cache, max_new_tokens=9, **mode)
+    if not mode["do_sample"]:  # (sampling draws differ from the one-shot run once the calls split)
+        assert torch.equal(continued, one_shot)
+        new_only = model.generate(sequences[:, -1:], attention_mask=whole_mask, cache=state, max_new_tokens=9, **mode)
+        assert torch.equal(new_only, one_shot[:, 16:])
+    assert len(set(continued[0, 17:].tolist())) > 2
+
+
+def test_the_cache_is_a_transformers_cache_of_recurrent_state_layers():
+    model = small_model()
+    cache = model(prompts(2, 9), use_cache=True).cache
+    assert isinstance(cache, Cache) and len(cache) == model.config.num_hidden_layers
+    assert all(isinstance(layer, LinearAttentionLayer) for layer in cache.layers) and all(cache.is_linear)
+    query_lse, query_global, key_lse, key_global = (cache.get_recurrent_state(0, i) for i in range(4))
+    heads, size = model.config.num_attention_heads, model.config.hidden_size // model.config.num_attention_heads
+    assert query_lse.shape == key_lse.shape == (2, heads) and query_global.shape == key_global.shape == (2, heads, size)
+    before = [t.clone() for t in cache.states[1]]
+    seen = cache.seen_tokens.clone()
+    cache.reorder_cache(torch.tensor([1, 0]))  # beam search's reordering moves every tensor and the token count
+    for moved, original in zip(cache.states[1], before, strict=True):
+        torch.testing.assert_close(moved, original.flip(0))
+    assert torch.equal(cache.seen_tokens, seen.flip(0))
+    with pytest.raises(NotImplementedError, match="cannot be cropped"):
+        cache.crop(-1)
+    with pytest.raises(ValueError, match="whole sequence so far plus at least one new token"):
+        model.generate(prompts(2, 9), cache=cache, max_new_tokens=2)
+
+
+@pytest.mark.parametrize("assistant", ["model", "prompt lookup"])
+def test_assisted_decoding_is_refused_as_transformers_refuses_it_for_stateful_models(assistant):
+    model = small_model()
+    kwargs = dict(assistant_model=small_model(seed=1)) if assistant == "model" else dict(prompt_lookup_num_tokens=3)
+    with pytest.raises(ValueError, match="stateful"):
+        model.generate(prompts(1, 9), max_new_tokens=4, do_sample=False, **kwargs)
 
 
 def test_state_size_is_fixed_whatever_the_context():

@@ -102,6 +102,22 @@ def test_generate_greedy_and_beam_with_and_without_cache(attention_type, decoder
     assert torch.equal(alone[0], batch[2][: alone.shape[1]])
 
 
+@pytest.mark.parametrize("decoder_type", DECODER_TYPES)
+def test_generation_continues_from_a_returned_cache(decoder_type):
+    """The summary so far passed back with the returned cache gives what one call gives: neither decoder reads the
+    prefix twice (transformers itself feeds the whole prefix again to a key/value cache without
+    decoder_attention_mask, and to any recurrent state)."""
+    model = make_model(decoder_type=decoder_type)
+    ids, mask = source_batch()
+    # no token twice (the untrained model would repeat one), which the processor checks over the whole summary
+    settings = dict(input_ids=ids, attention_mask=mask, do_sample=False, eos_token_id=None, no_repeat_ngram_size=1)
+    one_shot = model.generate(**settings, max_new_tokens=10)
+    first = model.generate(**settings, max_new_tokens=4, return_dict_in_generate=True)
+    continued = model.generate(**settings, decoder_input_ids=first.sequences, cache=first.cache, max_new_tokens=6)
+    assert torch.equal(continued, one_shot)
+    assert len(set(one_shot[0].tolist())) == 11
+
+
 def test_fastformer_decoder_state_does_not_grow():
     model = make_model(decoder_type="fastformer")
     ids, mask = source_batch()

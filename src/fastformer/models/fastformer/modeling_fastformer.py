@@ -15,7 +15,7 @@ from transformers.utils import ModelOutput
 from fastformer.layers.attention import AdditiveAttention, FastformerAttention, PerHeadLinear
 from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.pooling import AttentionPooling
-from fastformer.models.fastformer.cache import FastformerCache, real_token_positions
+from fastformer.models.fastformer.cache import FastformerCache, columns_to_read, real_token_positions
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
 from fastformer.presets import encoder_kwargs
 
@@ -344,6 +344,10 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
 
     def set_input_embeddings(self, value: nn.Embedding) -> None:
         self.fastformer.word_embeddings = value
+
+    def prepare_inputs_for_generation(self, input_ids, next_sequence_length=None, cache=None, **kwargs):
+        next_sequence_length = columns_to_read(input_ids, next_sequence_length, cache, kwargs.get("attention_mask"))
+        return super().prepare_inputs_for_generation(input_ids, next_sequence_length, cache, **kwargs)
 
     def get_output_embeddings(self) -> nn.Linear:
         return self.lm_head

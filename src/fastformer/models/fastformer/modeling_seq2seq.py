@@ -12,7 +12,7 @@ from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
 from transformers.models.bart.modeling_bart import BartDecoder, shift_tokens_right
 
 from fastformer.layers.decoder import FastformerDecoder
-from fastformer.models.fastformer.cache import FastformerCache
+from fastformer.models.fastformer.cache import FastformerCache, columns_to_read
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
 from fastformer.models.fastformer.modeling_fastformer import (
     FastformerModel,
@@ -59,10 +59,25 @@ class FastformerSeq2SeqCache(FastformerCache):
         super().__init__(num_layers)
         self.memory_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
 
+    def _map_memory(self, fn) -> None:
+        if self.memory_kv is not None:
+            self.memory_kv = [(fn(k), fn(v)) for k, v in self.memory_kv]
+
     def reorder_cache(self, beam_idx: torch.Tensor) -> None:
         super().reorder_cache(beam_idx)
-        if self.memory_kv is not None:
-            self.memory_kv = [(k.index_select(0, beam_idx), v.index_select(0, beam_idx)) for k, v in self.memory_kv]
+        self._map_memory(lambda t: t.index_select(0, beam_idx.to(t.device)))
+
+    def batch_repeat_interleave(self, repeats: int) -> None:
+        super().batch_repeat_interleave(repeats)
+        self._map_memory(lambda t: t.repeat_interleave(repeats, dim=0))
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        super().batch_select_indices(indices)
+        self._map_memory(lambda t: t[indices])
+
+    def reset(self) -> None:
+        super().reset()
+        self.memory_kv = None
 
 
 def fastformer_decoder(config: FastformerConfig) -> FastformerDecoder:
@@ -154,6 +169,11 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         if self._fastformer_decoder:  # the state is made by forward on the first step, not a DynamicCache
             return
         return super()._prepare_cache_for_generation(generation_config, model_kwargs, *args, **kwargs)
+
+    def prepare_inputs_for_generation(self, input_ids, next_sequence_length=None, cache=None, **kwargs):
+        mask = kwargs.get("decoder_attention_mask")
+        next_sequence_length = columns_to_read(input_ids, next_sequence_length, cache, mask)
+        return super().prepare_inputs_for_generation(input_ids, next_sequence_length, cache, **kwargs)
 
     def get_encoder(self, modality: str | None = None) -> FastformerModel:
         return self.fastformer
