@@ -152,3 +152,39 @@ def test_exported_seq2seq_program_equals_eager(decoder_type):
         inputs = dict(**_inputs(2, n, seed), decoder_input_ids=torch.randint(4, 50, (2, t)))
         with torch.no_grad():
             torch.testing.assert_close(program(**inputs), wrapped(**inputs), rtol=1e-5, atol=1e-6)
+
+
+def test_exported_causal_lm_prefill_and_decode_generate_what_generate_does():
+    """The generate-ready pair: prefill (prompt -> logits, state) and a one-token decode step (token, state -> logits,
+    state), dynamic in batch and prompt length; greedy decoding with the programs equals generate() on left-padded
+    batches of other sizes and lengths than the example, and the state's shapes do not depend on the context."""
+    from fastformer.models.fastformer.exportable import export_causal_lm, greedy_decode, state_names
+
+    torch.manual_seed(0)
+    config = FastformerConfig.from_preset(
+        "paper",
+        vocab_size=61,
+        hidden_size=32,
+        num_attention_heads=4,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        layer_sharing=False,
+        max_position_embeddings=128,
+        initializer_range=0.3,
+        hidden_dropout_prob=0.0,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=None,
+    )
+    model = FastformerForCausalLM(config).eval()
+    prefill, decode = (p.module() for p in export_causal_lm(model))
+    for batch, length, seed in ((3, 12, 1), (1, 40, 2), (5, 3, 3)):
+        ids = torch.randint(3, 61, (batch, length), generator=torch.Generator().manual_seed(seed))
+        ids[0, : length // 2] = 0  # left padding
+        mask = (ids != 0).long()
+        expected = model.generate(ids, attention_mask=mask, max_new_tokens=8, do_sample=False)
+        assert torch.equal(greedy_decode(prefill, decode, ids, mask, 8), expected)
+        assert len(set(expected[-1, length:].tolist())) > 2  # a real continuation
+        _, *state = prefill(ids, mask)
+        assert len(state) == len(state_names(2)) and state[0].tolist() == mask.sum(-1).tolist()
+        assert [tuple(t.shape[1:]) for t in state[1:5]] == [(4,), (4, 8), (4,), (4, 8)]

@@ -137,6 +137,23 @@ def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
     row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert row["text"] == "the movie was" and row["argument"] == 1 and row["continuation"].strip()
 
+    # fastformer export: generate-ready programs (prefill + one-token decode with the state as tensors), loaded back
+    # from disk, generate what generate() does on a left-padded batch
+    from fastformer.models.fastformer.exportable import greedy_decode
+
+    exported = tmp_path / "exported"
+    assert main(["export", str(out), str(exported)]) == 0
+    written = json.loads((exported / "export.json").read_text())
+    assert written["generation"]["state"][:2] == ["seen_tokens", "query_lse_0"]
+    prefill = torch.export.load(exported / "prefill.pt2").module()
+    decode = torch.export.load(exported / "decode.pt2").module()
+    tokenizer.padding_side = "left"  # prompts padded on the left, as for generate()
+    batch = tokenizer(["the movie was", "i did not like this film at all"], return_tensors="pt", padding=True)
+    assert batch["attention_mask"][0, 0] == 0
+    expected = model.generate(**batch, max_new_tokens=6, do_sample=False)
+    got = greedy_decode(prefill, decode, batch["input_ids"], batch["attention_mask"], 6)
+    assert torch.equal(got, expected)
+
 
 def test_lm_command_line_errors(tmp_path):
     with pytest.raises(SystemExit, match="--train: language modelling needs a file"):

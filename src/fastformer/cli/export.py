@@ -6,6 +6,8 @@ an ONNX file too (one self-contained model.onnx, inputs `input_ids` / `attention
 
 Serving it:  program = torch.export.load("OUT/model.pt2").module()
              logits = program(input_ids=ids, attention_mask=mask)   # ids, mask: (batch, length) int64
+A language model also gets OUT/prefill.pt2 and OUT/decode.pt2, which generate with the fixed-size decoding state as
+plain tensors (the loop: fastformer.models.fastformer.exportable).
 """
 
 from __future__ import annotations
@@ -81,6 +83,17 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     tokenizer.save_pretrained(out)
     shutil.copy(Path(model_dir) / "config.json", out / "config.json")
     written = dict(program="model.pt2", task=task, inputs=["input_ids", "attention_mask"], max_length=positions)
+    if task == "lm":  # generate-ready: prefill and one-token decode programs with the fixed-size state as tensors
+        from fastformer.models.fastformer.exportable import export_causal_lm, state_names
+
+        prefill, decode = export_causal_lm(model)
+        torch.export.save(prefill, out / "prefill.pt2")
+        torch.export.save(decode, out / "decode.pt2")
+        written["generation"] = dict(
+            prefill="prefill.pt2: (input_ids, attention_mask) -> (next-token logits, *state)",
+            decode="decode.pt2: (input_ids (B, 1), *state) -> (next-token logits, *state)",
+            state=state_names(model.config.num_hidden_layers),
+        )
     if onnx:
         try:
             # one self-contained file (weights inside, not in a model.onnx.data beside it) whose output is `logits`
