@@ -1,0 +1,212 @@
+"""Run every command of the README as written, in order, and record how long each took on this machine.
+
+    python benchmarks/readme_commands.py                  # all of them (hours: the full-data runs are in it)
+    python benchmarks/readme_commands.py --only 'lm-tiny|sum-tiny|demo'   # the commands matching a pattern
+    python benchmarks/readme_commands.py --list           # what would run, and why the others cannot as written
+
+Commands run in a scratch folder (default runs/readme-check/work) beside a link to ../shared, so the README's
+relative paths (`../shared/data/...`, `runs/...`) resolve as in a clone and nothing in the clone's own runs/ is
+touched. A command cannot run as written when it elides arguments (`...`), names a file of the user's
+(`my_reviews.csv`, `MINDsmall_dev/`) that neither exists nor is written by an earlier command, or is the set-up line
+(run by CI, `.ci/run`); the list says which and why. Results: benchmarks/results/readme_commands.json (a machine
+header, then per command: README line, command, status, seconds, the last output lines when it failed).
+The README's durations ("N s on 2 cores") come from that file. tests/test_readme.py checks without running
+anything that every runnable command parses with the CLI as it is today.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+RESULTS = ROOT / "benchmarks" / "results" / "readme_commands.json"
+# flags whose values are input files or folders (comma-joined lists allowed)
+INPUT_FLAGS = {
+    "--train",
+    "--validation",
+    "--test",
+    "--data",
+    "--file",
+    "--exclude",
+    "--word-vectors",
+    "--init-from",
+    "--tokenizer",
+}
+# commands whose positional arguments after the verb are input folders (the first) and outputs (the rest)
+OUTPUT_FLAGS = {"--output-dir", "--output"}
+
+
+@dataclass
+class Command:
+    line: int  # README line where it starts
+    text: str  # as written, continuation lines joined
+    comment: str  # the README's comment after it
+    environment: str = ""  # VAR=value assignments earlier in the same block, prefixed when it runs
+
+
+def readme_commands(readme: Path = README) -> list[Command]:
+    """Every command in the README's ```bash blocks, in order (continuations joined, comments apart)."""
+    commands: list[Command] = []
+    in_block, pending, start, environment = False, "", 0, []
+    for number, raw in enumerate(readme.read_text().splitlines(), 1):
+        if raw.startswith("```"):
+            in_block, pending, environment = raw.strip() == "```bash", "", []
+            continue
+        if not in_block:
+            continue
+        code, _, comment = _split_comment(raw)
+        if not pending:
+            start = number
+            if not code.strip():
+                continue
+        if code.rstrip().endswith("\\"):
+            pending += code.rstrip()[:-1] + " "
+            continue
+        text = " ".join((pending + code).split())
+        pending = ""
+        if re.fullmatch(r"[A-Z_]+=\S+", text):
+            environment.append(text)
+            continue
+        commands.append(Command(start, text, comment.strip(), " ".join(environment)))
+    return commands
+
+
+def _split_comment(line: str) -> tuple[str, str, str]:
+    """(code, '#', comment): the first # outside quotes that starts a word."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i], "#", line[i + 1 :]
+    return line, "", ""
+
+
+def arguments(command: Command) -> list[str]:
+    """The command's words, with $VARS of its block expanded (as the shell would)."""
+    values = dict(assignment.split("=", 1) for assignment in command.environment.split())
+    text = re.sub(r"\$([A-Z_]+)", lambda m: values.get(m.group(1), m.group(0)), command.text)
+    return shlex.split(text)
+
+
+def inputs_and_outputs(words: list[str]) -> tuple[list[str], list[str]]:
+    """The files a command reads and the paths it writes, from its flags and its verb's positional arguments."""
+    reads, writes = [], []
+    for flag, value in zip(words, words[1:], strict=False):
+        if flag in INPUT_FLAGS:
+            reads += [v for v in value.split(",") if v and not v.startswith("glove-6b")]
+        elif flag in OUTPUT_FLAGS:
+            writes.append(value)
+    if words[:1] == ["fastformer"] and len(words) > 2 and words[1] != "train":
+        after_verb = enumerate(words[2:], 2)
+        positional = [w for i, w in after_verb if not w.startswith("-") and not words[i - 1].startswith("--")]
+        if words[1] in ("convert-mindrec", "export", "convert-official"):
+            reads.append(positional[0])
+            writes += positional[1:2]
+        elif positional and words[1] in ("evaluate", "predict", "explain", "generate"):
+            reads.append(positional[0])  # the run folder
+    return reads, writes
+
+
+def why_not_runnable(command: Command, written: set[str], workdir: Path) -> str | None:
+    """None when the command runs as written; otherwise why not."""
+    words = arguments(command)
+    if "..." in words:
+        return "elides arguments (...): a pattern, not a command"
+    if words[0] == "python3" and "venv" in words:
+        return "the set-up line: CI runs it on a clean clone (.ci/run)"
+    if words[0] == "pip":
+        return "installs into the environment: part of the set-up line's extras"
+    reads, _ = inputs_and_outputs(words)
+    for path in reads:
+        if path.rstrip("/") not in written and not (workdir / path).exists():
+            return f"reads {path}, a file of the user's that is not in this repository"
+    return None
+
+
+def plan(workdir: Path) -> list[tuple[Command, str | None]]:
+    """Every command with None (it runs) or the reason it cannot run as written, outputs of earlier ones counted."""
+    written: set[str] = set()
+    planned = []
+    for command in readme_commands():
+        reason = why_not_runnable(command, written, workdir)
+        planned.append((command, reason))
+        if reason is None:
+            words = arguments(command)
+            written.update(w.rstrip("/") for w in inputs_and_outputs(words)[1])
+            if words[:2] == ["fastformer", "train"] and "--output-dir" not in words:
+                written.add("runs/builtin-longdoc")
+    return planned
+
+
+def machine() -> dict:
+    import platform
+
+    import torch
+
+    return dict(
+        date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        cpu=platform.processor() or platform.machine(),
+        cores=os.cpu_count(),
+        torch=torch.__version__,
+        python=platform.python_version(),
+        load_average=os.getloadavg()[0],
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", help="run only the commands matching this regular expression")
+    parser.add_argument("--list", action="store_true", help="print the plan and run nothing")
+    parser.add_argument("--workdir", default=str(ROOT / "runs" / "readme-check" / "work"))
+    parser.add_argument("--output", default=str(RESULTS), help="results file (merged with the rows already there)")
+    args = parser.parse_args(argv)
+    workdir = Path(args.workdir).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    shared = workdir.parent / "shared"
+    if not shared.exists():
+        shared.symlink_to((ROOT.parent / "shared").resolve())
+    bin_dir = str(Path(sys.executable).parent)  # this environment's fastformer and torchrun
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    output = Path(args.output)
+    rows = {row["command"]: row for row in (json.loads(output.read_text())["commands"] if output.exists() else [])}
+    for command, reason in plan(workdir):
+        if args.only and not re.search(args.only, command.text):
+            continue
+        if args.list or reason:
+            print(f"README:{command.line}: {'RUNS' if not reason else 'not run: ' + reason}: {command.text[:100]}")
+            if reason:
+                rows[command.text] = dict(line=command.line, command=command.text, status="not run", reason=reason)
+            continue
+        started = time.perf_counter()
+        shell = f"{command.environment} {command.text}".strip()
+        done = subprocess.run(["bash", "-c", shell], cwd=workdir, env=env, capture_output=True, text=True)
+        seconds = round(time.perf_counter() - started, 1)
+        status = "ok" if done.returncode == 0 else f"failed (exit {done.returncode})"
+        print(f"README:{command.line}: {status} in {seconds} s: {command.text[:100]}", flush=True)
+        row = dict(line=command.line, command=command.text, status=status, seconds=seconds)
+        if done.returncode:
+            row["output_tail"] = (done.stdout + done.stderr).strip().splitlines()[-5:]
+        rows[command.text] = row
+    if not args.list:
+        order = {c.text: i for i, c in enumerate(readme_commands())}
+        kept = sorted((r for r in rows.values() if r["command"] in order), key=lambda r: order[r["command"]])
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(dict(machine=machine(), commands=kept), indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
