@@ -4,7 +4,7 @@ intervals, summaries, evaluate / predict from the saved folder, Lead-3, resume, 
 import json
 
 import pytest
-from transformers import AutoModelForSeq2SeqLM
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from fastformer.cli.main import main
 from tests.helpers import SHARED
@@ -191,3 +191,55 @@ def test_split_and_resume_with_the_fastformer_decoder(tmp_path, capsys):
             ]
         )
     assert (out / "run_complete.json").is_file()  # a run refused for its data leaves the previous run whole
+
+    # fastformer export: the teacher-forced program, and with the Fastformer decoder the generate-ready pair, loaded
+    # back from disk, summarizes what generate() does (greedy, padded batch)
+    import torch
+
+    from fastformer.models.fastformer.exportable import greedy_summarize
+
+    exported = tmp_path / "exported"
+    assert main(["export", str(out), str(exported)]) == 0
+    written = json.loads((exported / "export.json").read_text())
+    assert written["inputs"] == ["input_ids", "attention_mask", "decoder_input_ids"]
+    assert written["generation"]["state"][:3] == ["memory_k_0", "memory_v_0", "seen_tokens"]
+    model = AutoModelForSeq2SeqLM.from_pretrained(out).eval()
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    batch = tokenizer(
+        ["The minister resigned on Monday.", "Rain fell. Roads closed for hours."], padding=True, return_tensors="pt"
+    )
+    with torch.no_grad():
+        expected = model.generate(
+            **batch,
+            max_new_tokens=6,
+            num_beams=1,
+            do_sample=False,
+            eos_token_id=None,
+            no_repeat_ngram_size=0,
+            min_length=0,
+        )
+        teacher_forced = model(**batch, decoder_input_ids=expected).logits
+    prefill = torch.export.load(exported / "prefill.pt2").module()
+    decode = torch.export.load(exported / "decode.pt2").module()
+    got = greedy_summarize(
+        prefill, decode, batch["input_ids"], batch["attention_mask"], 6, model.config.decoder_start_token_id
+    )
+    assert torch.equal(got, expected)
+    program = torch.export.load(exported / "model.pt2").module()
+    torch.testing.assert_close(program(**batch, decoder_input_ids=expected), teacher_forced, rtol=1e-4, atol=1e-5)
+
+
+def test_export_of_the_transformer_decoder_summarizer_says_what_it_does_not_export(trained, tmp_path):
+    """The teacher-forced program exports; the decoding pair does not (a key/value cache that grows), and
+    export.json says so and what has it."""
+    import torch
+
+    assert main(["export", str(trained), str(tmp_path / "exported")]) == 0
+    written = json.loads((tmp_path / "exported" / "export.json").read_text())
+    assert "decoder_type=fastformer" in written["generation"] and not (tmp_path / "exported" / "decode.pt2").exists()
+    model = AutoModelForSeq2SeqLM.from_pretrained(trained).eval()
+    ids = torch.randint(5, 1000, (2, 11))
+    inputs = dict(input_ids=ids, attention_mask=torch.ones_like(ids), decoder_input_ids=ids[:, :4])
+    program = torch.export.load(tmp_path / "exported" / "model.pt2").module()
+    with torch.no_grad():
+        torch.testing.assert_close(program(**inputs), model(**inputs).logits, rtol=1e-4, atol=1e-5)

@@ -1,4 +1,4 @@
-"""Export a trained classifier (or language model) folder as a `torch.export` program: OUT/model.pt2 takes
+"""Export a trained classifier, language model or summarizer folder as a `torch.export` program: OUT/model.pt2 takes
 `input_ids` and `attention_mask` of any batch size and any length up to the model's positions, and needs neither
 fastformer nor transformers to run, only torch. The tokenizer and config.json are copied beside it. With `--onnx`,
 an ONNX file too (one self-contained model.onnx, inputs `input_ids` / `attention_mask`, output `logits`), where
@@ -6,8 +6,9 @@ an ONNX file too (one self-contained model.onnx, inputs `input_ids` / `attention
 
 Serving it:  program = torch.export.load("OUT/model.pt2").module()
              logits = program(input_ids=ids, attention_mask=mask)   # ids, mask: (batch, length) int64
-A language model also gets OUT/prefill.pt2 and OUT/decode.pt2, which generate with the fixed-size decoding state as
-plain tensors (the loop: fastformer.models.fastformer.exportable).
+A language model, and a summarizer with the Fastformer decoder, also get OUT/prefill.pt2 and OUT/decode.pt2, which
+generate with the fixed-size decoding state as plain tensors (the loop: fastformer.models.fastformer.exportable).
+A summarizer's model.pt2 takes `decoder_input_ids` too (the logits of a given summary).
 """
 
 from __future__ import annotations
@@ -44,9 +45,14 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
         from fastformer.tasks.language_modeling import load_generator
 
         model = load_generator(model_dir)[0]
+    elif task == "summarize" and architecture != "lead3":
+        from fastformer.tasks.summarization import load_model as load_summarizer
+
+        model = load_summarizer(model_dir)[0]
     else:
         raise ValueError(
-            f"{model_dir}: a {architecture or task} folder; export takes Fastformer classifiers and language models"
+            f"{model_dir}: a {architecture or task} folder; export takes Fastformer classifiers, language models "
+            "and summarizers"
         )
     from fastformer.cli.outputs import OutputRefused, check_output_folder
 
@@ -56,7 +62,7 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
         raise ValueError(str(error)) from None
     out.mkdir(parents=True, exist_ok=True)
 
-    extra = dict(use_cache=False) if task == "lm" else {}  # logits only, no decoding state
+    extra = dict(use_cache=False) if task != "classification" else {}  # logits only, no decoding state
 
     class Logits(torch.nn.Module):  # plain tensors in and out: what a server feeds and reads
         def __init__(self, model):
@@ -66,7 +72,13 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
         def forward(self, input_ids, attention_mask):
             return self.model(input_ids=input_ids, attention_mask=attention_mask, **extra).logits
 
-    wrapped = Logits(model.eval())
+    class TeacherForcedLogits(Logits):  # a summarizer: the logits of every position of a given summary
+        def forward(self, input_ids, attention_mask, decoder_input_ids):
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids, **extra
+            ).logits
+
+    wrapped = (TeacherForcedLogits if task == "summarize" else Logits)(model.eval())
     positions = model.config.max_position_embeddings
     example = dict(
         input_ids=torch.ones(2, min(8, positions), dtype=torch.long),
@@ -74,6 +86,9 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     )
     batch, length = Dim("batch", min=1, max=4096), Dim("length", min=2, max=positions)
     shapes = dict(input_ids={0: batch, 1: length}, attention_mask={0: batch, 1: length})
+    if task == "summarize":
+        example["decoder_input_ids"] = torch.ones(2, 3, dtype=torch.long)
+        shapes["decoder_input_ids"] = {0: batch, 1: Dim("summary", min=1, max=model.config.max_target_positions)}
     with torch.no_grad():
         program = torch.export.export(wrapped, (), example, dynamic_shapes=shapes)
     torch.export.save(program, out / "model.pt2")
@@ -82,18 +97,8 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
         tokenizer.model_max_length = positions
     tokenizer.save_pretrained(out)
     shutil.copy(Path(model_dir) / "config.json", out / "config.json")
-    written = dict(program="model.pt2", task=task, inputs=["input_ids", "attention_mask"], max_length=positions)
-    if task == "lm":  # generate-ready: prefill and one-token decode programs with the fixed-size state as tensors
-        from fastformer.models.fastformer.exportable import export_causal_lm, state_names
-
-        prefill, decode = export_causal_lm(model)
-        torch.export.save(prefill, out / "prefill.pt2")
-        torch.export.save(decode, out / "decode.pt2")
-        written["generation"] = dict(
-            prefill="prefill.pt2: (input_ids, attention_mask) -> (next-token logits, *state)",
-            decode="decode.pt2: (input_ids (B, 1), *state) -> (next-token logits, *state)",
-            state=state_names(model.config.num_hidden_layers),
-        )
+    written = dict(program="model.pt2", task=task, inputs=list(example), max_length=positions)
+    written.update(generation_programs(model, task, out))
     if onnx:
         try:
             # one self-contained file (weights inside, not in a model.onnx.data beside it) whose output is `logits`
@@ -104,7 +109,7 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
                 kwargs=example,
                 dynamo=True,
                 dynamic_shapes=shapes,
-                input_names=["input_ids", "attention_mask"],
+                input_names=list(example),
                 output_names=["logits"],
                 external_data=False,
             )
@@ -113,6 +118,41 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
             written["onnx_skipped"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
     (out / "export.json").write_text(json.dumps(written, indent=2))
     return written
+
+
+def generation_programs(model, task: str, out) -> dict:
+    """Generate-ready programs (prefill + one-token decode, the fixed-size decoding state as plain tensors) for a
+    language model and a summarizer with the Fastformer decoder; what was written, for export.json."""
+    import torch
+
+    from fastformer.models.fastformer import exportable
+
+    if task == "lm":
+        prefill, decode = exportable.export_causal_lm(model)
+        state = exportable.state_names(model.config.num_hidden_layers)
+        inputs = "(input_ids (B, 1), *state)"
+    elif task == "summarize" and model._fastformer_decoder:
+        prefill, decode = exportable.export_summarizer(model)
+        layers = model.decoder.num_layers
+        state = [f"memory_{kind}_{i}" for i in range(layers) for kind in "kv"] + exportable.state_names(layers)
+        inputs = "(input_ids (B, 1), attention_mask of the document, *state)"
+    elif task == "summarize":
+        return dict(
+            generation="not exported: the Transformer decoder's key/value cache grows every step (the "
+            "teacher-forced model.pt2 is); a summarizer trained with --model decoder_type=fastformer has them"
+        )
+    else:
+        return {}
+    torch.export.save(prefill, out / "prefill.pt2")
+    torch.export.save(decode, out / "decode.pt2")
+    return dict(
+        generation=dict(
+            prefill="prefill.pt2: (input_ids, attention_mask) -> (next-token logits, *state)",
+            decode=f"decode.pt2: {inputs} -> (next-token logits, *state after the token)",
+            state=state,
+            loop="fastformer.models.fastformer.exportable: greedy_decode / greedy_summarize",
+        )
+    )
 
 
 def run(args: argparse.Namespace) -> int:

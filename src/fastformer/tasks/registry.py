@@ -66,7 +66,7 @@ TASKS = {
         configs.SummarizationConfig,
         "abstractive summarization (encoder-decoder; softmax encoder and Lead-3 baselines)",
         ("FastformerForConditionalGeneration",),
-        ("evaluate", "predict", "explain"),
+        ("evaluate", "predict", "explain", "export"),
     ),
 }
 

@@ -1,4 +1,5 @@
-"""The causal Fastformer LM as two `torch.export`-able programs with its decoding state as plain tensors.
+"""The causal Fastformer LM, and the summarizer with the Fastformer decoder, as `torch.export`-able programs with
+their decoding state as plain tensors.
 
 A served language model needs what `generate()` does without Python objects crossing the program boundary: a
 prefill program that reads the prompt and returns the state, and a decode program that reads one token per sequence
@@ -17,6 +18,13 @@ left padding); then per depth `query_lse` (B, H), `query_global` (B, H, D), `key
         logits, *state = decode(token, *state)
 
 `greedy_decode` below is that loop; it equals `model.generate(do_sample=False)` (tested).
+
+The summarizer (FastformerForConditionalGeneration, `decoder_type="fastformer"`): its prefill reads the document,
+starts the summary with `decoder_start_token_id` and returns the first token's logits, every decoder layer's
+cross-attention keys and values of the document (2 per layer, (B, H, N, D): computed once) and the state; its decode
+step takes the token, the document's attention mask, those keys and values and the state. `greedy_summarize` is the
+loop. (The Transformer decoder's key/value cache grows every step; its teacher-forced program exports, its decoding
+loop does not, here.)
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import torch
 from torch import nn
 
 from fastformer.models.fastformer.cache import FastformerCache
+from fastformer.models.fastformer.modeling_seq2seq import FastformerSeq2SeqCache
 from fastformer.ops.causal import CausalPoolState
 
 
@@ -37,8 +46,8 @@ def flatten_state(cache: FastformerCache) -> tuple[torch.Tensor, ...]:
     return (cache.seen_tokens, *(t for state in cache.states for t in state))
 
 
-def unflatten_state(flat: tuple[torch.Tensor, ...], num_layers: int) -> FastformerCache:
-    cache = FastformerCache(num_layers)
+def unflatten_state(flat: tuple[torch.Tensor, ...], num_layers: int, cache: FastformerCache | None = None):
+    cache = cache if cache is not None else FastformerCache(num_layers)
     cache.seen_tokens = flat[0]
     width = len(CausalPoolState._fields)
     for depth in range(num_layers):
@@ -102,4 +111,82 @@ def greedy_decode(prefill, decode, input_ids, attention_mask, max_new_tokens: in
         tokens.append(token)
         if step + 1 < max_new_tokens:
             logits, *state = decode(token, *state)
+    return torch.cat(tokens, dim=1)
+
+
+class Seq2SeqPrefill(nn.Module):
+    """(input_ids (B, N), attention_mask (B, N)) -> (first summary token's logits (B, vocab), *memory keys / values
+    (2 per decoder layer), *state), for a summarizer with the Fastformer decoder."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        if not model._fastformer_decoder:
+            raise ValueError("generate-ready programs need decoder_type='fastformer' (a fixed-size decoding state)")
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        start = torch.full_like(input_ids[:, :1], self.model.config.decoder_start_token_id)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=start, use_cache=True)
+        memory = tuple(t for pair in out.cache.memory_kv for t in pair)
+        return (out.logits[:, -1], *memory, *flatten_state(out.cache))
+
+
+class Seq2SeqDecodeStep(nn.Module):
+    """(input_ids (B, 1), attention_mask (B, N) of the document, *memory keys / values, *state) -> (next-token
+    logits (B, vocab), *state after reading the token)."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+        self.num_layers = model.decoder.num_layers
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, *rest: torch.Tensor):
+        memory, state = rest[: 2 * self.num_layers], rest[2 * self.num_layers :]
+        cache = unflatten_state(state, self.num_layers, FastformerSeq2SeqCache(self.num_layers))
+        cache.memory_kv = [(memory[2 * i], memory[2 * i + 1]) for i in range(self.num_layers)]
+        embeds = self.model.get_input_embeddings()(input_ids)  # (B, 1, hidden)
+        hidden, cache = self.model._decode_fastformer(embeds, None, attention_mask, cache, use_cache=True)
+        return (self.model.lm_head(hidden)[:, -1], *flatten_state(cache))
+
+
+def export_summarizer(model: nn.Module, max_batch: int = 4096) -> tuple[torch.export.ExportedProgram, ...]:
+    """(prefill, decode) programs of a FastformerForConditionalGeneration with the Fastformer decoder, dynamic in
+    batch and document length."""
+    from torch.export import Dim
+
+    model = model.eval()
+    positions = model.config.max_position_embeddings
+    batch, length = Dim("batch", min=1, max=max_batch), Dim("length", min=2, max=positions)
+    ids = torch.ones(2, min(8, positions), dtype=torch.long)
+    with torch.no_grad():
+        prefill_module = Seq2SeqPrefill(model)
+        prefill = torch.export.export(
+            prefill_module,
+            (ids, torch.ones_like(ids)),
+            dynamic_shapes=dict(input_ids={0: batch, 1: length}, attention_mask={0: batch, 1: length}),
+        )
+        rest = prefill_module(ids, torch.ones_like(ids))[1:]
+        layers = model.decoder.num_layers
+        rest_shapes = tuple({0: batch, 2: length} if i < 2 * layers else {0: batch} for i in range(len(rest)))
+        decode = torch.export.export(
+            Seq2SeqDecodeStep(model),
+            (ids[:, :1], torch.ones_like(ids), *rest),
+            dynamic_shapes=({0: batch}, {0: batch, 1: length}, rest_shapes),
+        )
+    return prefill, decode
+
+
+@torch.no_grad()
+def greedy_summarize(prefill, decode, input_ids, attention_mask, max_new_tokens: int, start_token: int):
+    """Greedy decoding with the summarizer's two programs: (B, 1 + max_new_tokens), as generate() returns."""
+    logits, *rest = prefill(input_ids, attention_mask)
+    memory_and_state = rest
+    tokens = [torch.full_like(input_ids[:, :1], start_token)]
+    layers = (len(rest) - 1) // 6  # 2 memory tensors + 4 state tensors per layer, plus the token count
+    for step in range(max_new_tokens):
+        token = logits.argmax(-1, keepdim=True)
+        tokens.append(token)
+        if step + 1 < max_new_tokens:
+            logits, *state = decode(token, attention_mask, *memory_and_state)
+            memory_and_state = [*memory_and_state[: 2 * layers], *state]
     return torch.cat(tokens, dim=1)
