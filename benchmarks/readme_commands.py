@@ -162,7 +162,8 @@ def machine() -> dict:
         cores=os.cpu_count(),
         torch=torch.__version__,
         python=platform.python_version(),
-        load_average=os.getloadavg()[0],
+        threads=os.environ.get("OMP_NUM_THREADS", "all cores"),  # what each command's torch used
+        load_average_at_end=os.getloadavg()[0],
     )
 
 

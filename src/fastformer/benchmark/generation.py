@@ -4,8 +4,8 @@ For each context length: prefill the context (in chunks of `prefill_chunk` token
 long prompt is fed in practice), then decode `new_tokens` tokens greedily one at a time through the model's forward
 with its cache (what `generate()` does). Measured: prefill seconds, median milliseconds per decoded token (p20/p80),
 the cache's size in bytes after the context, and the peak memory torch allocates during one decoding step (profiler).
-Both models are built with the language-modelling defaults (`LM_MODEL_DEFAULTS`) and random weights: cost does not
-depend on what the weights learned.
+Both models are built with the language models' defaults (`fastformer.models.language_models.LM_MODEL_DEFAULTS`)
+and random weights: cost does not depend on what the weights learned.
 """
 
 from __future__ import annotations
@@ -21,13 +21,11 @@ from fastformer.profiling import peak_memory_bytes
 
 
 def build_models(vocab_size: int, max_positions: int, **overrides) -> dict[str, torch.nn.Module]:
-    from fastformer.tasks.language_modeling import LanguageModelingConfig, build_model
+    from fastformer.models.language_models import LM_MODEL_DEFAULTS, causal_language_model
 
-    models = {}
-    for arch in ("fastformer", "gpt2"):
-        cfg = LanguageModelingConfig(train="-", architecture=arch, block_size=max_positions, model=overrides)
-        models[arch] = build_model(cfg, vocab_size, pad_token_id=0, separator_id=3).eval()
-    return models
+    fields = dict(LM_MODEL_DEFAULTS, vocab_size=vocab_size, max_position_embeddings=max_positions, **overrides)
+    fields.update(pad_token_id=0, bos_token_id=3, eos_token_id=3)
+    return {arch: causal_language_model(arch, **fields).eval() for arch in ("fastformer", "gpt2")}
 
 
 def cache_bytes(cache) -> int:

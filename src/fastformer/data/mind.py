@@ -131,6 +131,11 @@ class MindData:
     folder: str
 
 
+def known_history(impression: Impression, news: dict, max_history: int) -> list[str]:
+    """The user's most recent `max_history` clicks that news.tsv knows, oldest first."""
+    return [h for h in impression.history if h in news][-max_history:] if max_history > 0 else []
+
+
 def read_news(path: str | Path, report: MindReport | None = None, strict: bool = False) -> dict[str, News]:
     """news.tsv as {news_id: News}. Malformed lines are counted in `report` (or raise with strict=True)."""
     path = Path(path)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from fastformer.data.mind import known_history
 from fastformer.interpret.explanation import framed
 from fastformer.interpret.page import STYLE, shade_style
 from fastformer.interpret.words import TokenizedText, split_words
@@ -127,7 +128,7 @@ def explain_user(
     """Explain the ranking of one impression of `user_id` in MIND data (`fastformer.data.mind.load_mind`): the first
     impression of that user, or the one named. `clicks`: the news click counts of a model that scores popularity
     (`fastformer.tasks.news_recommendation.load_news_clicks`). Raises ValueError naming what is missing."""
-    from fastformer.tasks.news_recommendation import candidate_clicks, known_history
+    from fastformer.models.fastformer.modeling_news import candidate_clicks  # (transformers: only when used)
 
     mine = [i for i in data.impressions if i.user_id == user_id]
     if not mine:

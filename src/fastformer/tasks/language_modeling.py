@@ -22,18 +22,6 @@ from fastformer.tasks.run import Prepared, Task, run_task
 
 # The language model's defaults (overridable with `model`): GPT-style pre-LN blocks, independent layers and no
 # query-value sharing, so that the Fastformer and the GPT-2 baseline have the same parameters but for the attention.
-LM_MODEL_DEFAULTS = dict(
-    hidden_size=256,
-    num_hidden_layers=4,
-    num_attention_heads=16,
-    intermediate_size=1024,
-    hidden_dropout_prob=0.1,
-    norm_position="pre",
-    layer_sharing=False,
-    query_value_sharing=False,
-    embedding_layer_norm=False,
-    layer_norm_eps=1e-5,
-)
 
 
 def load_documents(cfg: LanguageModelingConfig) -> dict[str, list[str]]:
@@ -76,6 +64,8 @@ def build_model(cfg: LanguageModelingConfig, vocab_size: int, pad_token_id: int,
     """A FastformerForCausalLM or, for architecture "gpt2", a GPT2LMHeadModel of the same sizes.
 
     The separator between documents is also the begin- and end-of-sequence token."""
+    from fastformer.models.language_models import LM_MODEL_DEFAULTS, causal_language_model
+
     fields_ = dict(LM_MODEL_DEFAULTS)
     fields_.update(
         vocab_size=vocab_size,
@@ -85,30 +75,7 @@ def build_model(cfg: LanguageModelingConfig, vocab_size: int, pad_token_id: int,
         eos_token_id=separator_id,
     )
     fields_.update(cfg.model)
-    if cfg.architecture == "gpt2":
-        from transformers import GPT2Config, GPT2LMHeadModel
-
-        config = GPT2Config(
-            vocab_size=fields_["vocab_size"],
-            n_positions=fields_["max_position_embeddings"],
-            n_embd=fields_["hidden_size"],
-            n_layer=fields_["num_hidden_layers"],
-            n_head=fields_["num_attention_heads"],
-            n_inner=fields_["intermediate_size"],
-            activation_function="gelu",
-            resid_pdrop=fields_["hidden_dropout_prob"],
-            embd_pdrop=fields_["hidden_dropout_prob"],
-            attn_pdrop=fields_["hidden_dropout_prob"],
-            layer_norm_epsilon=fields_["layer_norm_eps"],
-            pad_token_id=fields_["pad_token_id"],
-            bos_token_id=fields_["bos_token_id"],
-            eos_token_id=fields_["eos_token_id"],
-        )
-        config._attn_implementation = "sdpa"  # torch scaled_dot_product_attention, as the benchmark baseline
-        return GPT2LMHeadModel(config)
-    from fastformer.models.fastformer import FastformerConfig, FastformerForCausalLM
-
-    return FastformerForCausalLM(FastformerConfig.from_preset(cfg.preset, **fields_, causal=True))
+    return causal_language_model(cfg.architecture, cfg.preset, **fields_)
 
 
 @torch.no_grad()

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from fastformer.data.mind import Impression, MindData, load_mind
+from fastformer.data.mind import MindData, known_history, load_mind
 from fastformer.metrics.ranking import METRICS, mind_metrics, rank_scores, write_rankings
 from fastformer.tasks import inputs
 from fastformer.tasks.common import hold_out
@@ -77,11 +77,6 @@ def padded_index(rows: list[list[int]]) -> torch.Tensor:
     for i, r in enumerate(rows):
         out[i, : len(r)] = torch.tensor(r, dtype=torch.long)
     return out
-
-
-def known_history(impression: Impression, news: dict, max_history: int) -> list[str]:
-    """The user's most recent `max_history` clicks that news.tsv knows, oldest first."""
-    return [h for h in impression.history if h in news][-max_history:] if max_history > 0 else []
 
 
 NEWS_CLICKS_FILE = "news_clicks.tsv"
@@ -211,17 +206,6 @@ def encode_all_news(model, tokens: NewsTokens, news_ids: list[str], batch_size: 
     return vectors
 
 
-def candidate_clicks(model, candidates: list[tuple[str, ...]], clicks: Mapping[str, int] | None) -> torch.Tensor | None:
-    """(B, C) click counts of B candidate lists (0 for news without clicks and for padding) when the model scores
-    popularity, else None; an error when it does and no counts are given."""
-    if not getattr(model.config, "popularity_buckets", 0):
-        return None
-    if clicks is None:
-        raise ValueError(f"this model scores popularity: give the click counts it was trained with, {NEWS_CLICKS_FILE}")
-    width = max([1] + [len(row) for row in candidates])
-    return torch.tensor([[clicks.get(c, 0) for c in row] + [0] * (width - len(row)) for row in candidates])
-
-
 @torch.no_grad()
 def score_impressions(
     model,
@@ -233,6 +217,8 @@ def score_impressions(
 ):
     """Click scores of every candidate of every impression (None-free lists; -inf for news the split lacks).
     `clicks`: the news click counts of a model that scores popularity."""
+    from fastformer.models.fastformer.modeling_news import candidate_clicks
+
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
@@ -53,6 +54,17 @@ def popularity_bucket(clicks: torch.Tensor, buckets: int) -> torch.Tensor:
     """Click counts (any shape, >= 0) -> bucket ids floor(log2(1 + clicks)), capped at buckets - 1: 0, 1, 2-3, 4-7,
     ... clicks. Log-spaced because popularity is heavy-tailed: a few news take most clicks."""
     return torch.log2(1 + clicks.clamp(min=0).double()).floor().long().clamp(max=buckets - 1)
+
+
+def candidate_clicks(model, candidates: list[tuple[str, ...]], clicks: Mapping[str, int] | None) -> torch.Tensor | None:
+    """(B, C) click counts of B candidate lists (0 for news without clicks and for padding) when the model scores
+    popularity, else None; an error when it does and no counts are given."""
+    if not getattr(model.config, "popularity_buckets", 0):
+        return None
+    if clicks is None:
+        raise ValueError("this model scores popularity: give the click counts it was trained with (news_clicks.tsv)")
+    width = max([1] + [len(row) for row in candidates])
+    return torch.tensor([[clicks.get(c, 0) for c in row] + [0] * (width - len(row)) for row in candidates])
 
 
 class FastformerForNewsRecommendation(FastformerPreTrainedModel):
