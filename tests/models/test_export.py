@@ -159,24 +159,9 @@ def test_exported_causal_lm_prefill_and_decode_generate_what_generate_does():
     state), dynamic in batch and prompt length; greedy decoding with the programs equals generate() on left-padded
     batches of other sizes and lengths than the example, and the state's shapes do not depend on the context."""
     from fastformer.models.fastformer.exportable import export_causal_lm, greedy_decode, state_names
+    from tests.models.test_causal_lm import small_model
 
-    torch.manual_seed(0)
-    config = FastformerConfig.from_preset(
-        "paper",
-        vocab_size=61,
-        hidden_size=32,
-        num_attention_heads=4,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        layer_sharing=False,
-        max_position_embeddings=128,
-        initializer_range=0.3,
-        hidden_dropout_prob=0.0,
-        pad_token_id=0,
-        bos_token_id=1,
-        eos_token_id=None,
-    )
-    model = FastformerForCausalLM(config).eval()
+    model = small_model()  # 2 layers, 4 heads of 8, peaked logits
     prefill, decode = (p.module() for p in export_causal_lm(model))
     for batch, length, seed in ((3, 12, 1), (1, 40, 2), (5, 3, 3)):
         ids = torch.randint(3, 61, (batch, length), generator=torch.Generator().manual_seed(seed))
