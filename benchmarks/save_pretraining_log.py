@@ -1,6 +1,6 @@
 """Commit a pretraining run's curve: its log_history (training loss, held-out masked-LM loss and accuracy per
-evaluation) with the real tokens one optimisation step sees, so that benchmarks/summarize_pretraining.py can put
-pretraining tokens beside each fine-tuning probe.
+evaluation, or a causal LM's held-out next-token loss) with the real tokens one optimisation step sees, so that
+benchmarks/summarize_pretraining.py can put pretraining tokens beside each fine-tuning probe.
 
     python benchmarks/save_pretraining_log.py runs/pretrain-imdb-mlm \
         benchmarks/results/pretraining/pretrain-imdb-mlm-log.json
@@ -28,12 +28,24 @@ def main() -> None:
             key=lambda p: int(p.parent.name.rsplit("-", 1)[1]),
         )
         log = json.loads(states[-1].read_text())["log_history"]
+    settings = json.loads((run / "run_config.json").read_text())
+    if "objective" not in settings:  # a `fastformer train lm` run: packed blocks, every token real
+        payload = dict(
+            run=str(run),
+            settings=settings,
+            tokens_per_step=settings["batch_size"] * settings["block_size"],
+            log_history=log,
+        )
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(payload, indent=1))
+        print(f"{len(log)} log entries, {payload['tokens_per_step']} tokens a step -> {out}")
+        return
     from transformers import AutoTokenizer
 
     from fastformer.tasks.configs import PretrainingConfig
     from fastformer.tasks.pretraining import TextPieces, load_texts
 
-    cfg = PretrainingConfig(**json.loads((run / "run_config.json").read_text()))
+    cfg = PretrainingConfig(**settings)
     texts = load_texts(cfg, {})
     pieces = TextPieces(
         texts["train"], AutoTokenizer.from_pretrained(str(run / "tokenizer")), cfg.block_size, cfg.min_block_tokens

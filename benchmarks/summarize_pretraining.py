@@ -30,7 +30,7 @@ def main() -> None:
         evals = {e["step"]: e for e in log.get("log_history", []) if "eval_loss" in e}
         print(f"#### {tag}\n")
         print(
-            "| start | pretraining steps | tokens (M) | held-out MLM loss / accuracy | probe test accuracy | "
+            "| start | pretraining steps | tokens (M) | held-out loss (/ accuracy) | probe test accuracy | "
             "probe validation accuracy | seeds |"
         )
         print("|---|---:|---:|---:|---:|---:|---:|")
@@ -46,7 +46,9 @@ def main() -> None:
             step = int(point[4:])
             tokens = log.get("tokens_per_step") and step * log["tokens_per_step"] / 1e6
             entry = evals.get(step, {})
-            mlm = f"{entry['eval_loss']:.3f} / {entry['eval_accuracy']:.3f}" if entry else ""
+            mlm = f"{entry['eval_loss']:.3f}" if entry else ""
+            if "eval_accuracy" in entry:  # a masked LM's; a causal LM's held-out loss is next-token cross-entropy
+                mlm += f" / {entry['eval_accuracy']:.3f}"
             print(
                 f"| {tag} step {step} | {step} | {tokens or 0:.1f} | {mlm} | {shown} | {mean(validation):.2f} | "
                 f"{len(runs)} |"
