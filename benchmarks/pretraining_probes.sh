@@ -21,9 +21,20 @@ RESULTS=${RESULTS:-benchmarks/results/pretraining}
 probe="--train $IMDB --where train:split=train --test $IMDB --where test:split=test --label-field rating \
  --binary-threshold 7 --max-train-examples 8000 --max-eval-examples 4000 --max-length 256 --epochs 1 \
  --learning-rate 5e-4 --warmup 0.1 --seed $SEED ${EXTRA:-}"
-# the pretraining run's model fields, for the from-scratch probe (read from its run_config.json)
-scratch_model=$(python3 -c "import json,sys; m=json.load(open('$RUN/run_config.json'))['model']; \
-print(' '.join(f'--model {k}={json.dumps(v)}' for k,v in m.items()))")
+# the pretrained model's encoder fields, for the from-scratch probe: read from a kept point's config.json (what the
+# run built, its task's defaults included: a `train lm` run's model differs from the classifier's preset in fields
+# its command never names), else from the run's run_config.json
+scratch_model=$(python3 -c "
+import glob, json
+from fastformer.tasks.init_from import ENCODER_FIELDS
+configs = sorted(glob.glob('$POINTS/step-*/config.json'))
+if configs:
+    c = json.load(open(configs[0]))
+    fields = (*ENCODER_FIELDS, 'hidden_dropout_prob', 'layer_norm_eps')  # (the fine-tune keeps these two too)
+    m = {k: c[k] for k in fields if k in c and k not in ('vocab_size', 'pad_token_id', 'attention_type')}
+else:
+    m = json.load(open('$RUN/run_config.json'))['model']
+print(' '.join(f'--model {k}={json.dumps(v)}' for k, v in m.items()))")
 jobs() {
   for point in ${*:-scratch}; do
     if [ "$point" = scratch ]; then
