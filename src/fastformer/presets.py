@@ -27,6 +27,16 @@ _BASE = dict(
     head_sharing=False,
 )
 
+# The token mixers' names (config.attention_type; the modules: fastformer.layers.mixers.MIXERS, kept equal by a
+# test). Here without torch, so the command line's --architecture choices come from it at no import cost.
+MIXERS = ("fastformer", "softmax")
+
+
+def mixer_of(architecture: str) -> str | None:
+    """The attention_type an --architecture value names, or None for a task's own baseline (tfidf, lead3, ...)."""
+    return architecture if architecture in MIXERS else None
+
+
 PRESETS: dict[str, dict[str, Any]] = {
     # The paper's final model (sec. 3, 4.5): a scoring vector per head on its own slice, query-value sharing,
     # layer-wise sharing, attention output = transform(u) + q with no further dense layer.

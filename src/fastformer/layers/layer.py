@@ -7,11 +7,10 @@ from torch import nn
 
 from fastformer.layers.attention import FastformerAttention
 from fastformer.layers.feed_forward import FeedForward
-from fastformer.layers.softmax_attention import SoftmaxAttention
+from fastformer.layers.mixers import MIXERS
 from fastformer.ops.causal import CausalPoolState
 
 NORM_POSITIONS = ("post", "pre")
-ATTENTION_TYPES = ("fastformer", "softmax")
 
 
 class FastformerLayer(nn.Module):
@@ -20,9 +19,9 @@ class FastformerLayer(nn.Module):
     post-LN (the notebook):  a = LN(x + drop(attn(x)));   y = LN(a + drop(ffn(a)))
     pre-LN:                  a = x + drop(attn(LN(x)));   y = a + drop(ffn(LN(a)))   (final LN in the encoder)
 
-    `attention_kwargs` are FastformerAttention's switches (query_value_sharing, scoring, ...). With
-    attention_type="softmax" the token mixer is standard multi-head softmax attention (`SoftmaxAttention`, torch's
-    scaled_dot_product_attention) instead: the paper's Transformer baseline, everything else unchanged.
+    `attention_type` names the token mixer (`fastformer.layers.mixers.MIXERS`): "fastformer", whose switches
+    (query_value_sharing, scoring, ...) are `attention_kwargs`, or "softmax", standard multi-head softmax attention
+    (torch's scaled_dot_product_attention): the paper's Transformer baseline, everything else unchanged.
     """
 
     def __init__(
@@ -41,17 +40,12 @@ class FastformerLayer(nn.Module):
         super().__init__()
         if norm_position not in NORM_POSITIONS:
             raise ValueError(f"norm_position must be one of {NORM_POSITIONS}, got {norm_position!r}")
-        if attention_type not in ATTENTION_TYPES:
-            raise ValueError(f"attention_type must be one of {ATTENTION_TYPES}, got {attention_type!r}")
+        if attention_type not in MIXERS:
+            raise ValueError(f"attention_type must be one of {tuple(MIXERS)}, got {attention_type!r}")
         self.norm_position = norm_position
-        if attention_type == "softmax":
-            if attention_kwargs.get("causal"):
-                raise ValueError("the softmax baseline layer is bidirectional; use GPT-2 for a causal softmax model")
-            self.attention = SoftmaxAttention(hidden_size, num_heads)
-        else:
-            self.attention = FastformerAttention(hidden_size, num_heads, **attention_kwargs)
+        self.attention = MIXERS[attention_type](hidden_size, num_heads, **attention_kwargs)
         # a causal Fastformer layer takes and returns its fixed-size state on every call
-        self.carries_state = attention_type == "fastformer" and bool(attention_kwargs.get("causal"))
+        self.carries_state = isinstance(self.attention, FastformerAttention) and bool(attention_kwargs.get("causal"))
         self.attention_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
         self.feed_forward = FeedForward(hidden_size, intermediate_size, activation)
         self.feed_forward_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)

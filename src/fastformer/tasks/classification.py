@@ -16,6 +16,7 @@ import torch
 
 from fastformer.data.text_classification import Example, LabelMap, read_examples
 from fastformer.metrics.classification import classification_metrics, label_record, prediction_row
+from fastformer.presets import mixer_of
 from fastformer.tasks import inputs
 from fastformer.tasks.common import hold_out, limit_splits, write_jsonl
 from fastformer.tasks.configs import ClassificationConfig
@@ -236,8 +237,7 @@ class ClassificationTask(Task):
                 FastformerForSequenceClassification, cfg, classifier_head_fields(labels), tokenizer, cfg.max_length
             )
         else:
-            if cfg.architecture == "softmax":
-                model_fields["attention_type"] = "softmax"
+            model_fields["attention_type"] = mixer_of(cfg.architecture)  # (a baseline never gets here)
             config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
             model = FastformerForSequenceClassification(config)
         embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)

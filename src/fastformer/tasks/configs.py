@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fastformer.presets import MIXERS
 from fastformer.tasks.config import RunConfig, SettingError, redefault, setting
 
 TOKENIZATIONS = ("wordpiece", "word")
@@ -139,7 +140,7 @@ class ClassificationConfig(WordInputSettings):
         "fastformer",
         "fastformer, softmax (the same model with softmax attention: the paper's Transformer baseline), tfidf (TF-IDF "
         "+ logistic regression) or nbsvm (NB-scaled binary uni/bi/trigrams + logistic regression, Wang & Manning 2012)",
-        choices=("fastformer", "softmax", "tfidf", "nbsvm"),
+        choices=(*MIXERS, "tfidf", "nbsvm"),
     )
     sampling: str = setting(
         "group_by_length",
@@ -245,7 +246,7 @@ class PretrainingConfig(TokenizerSettings):
     architecture: str = setting(
         "fastformer",
         "fastformer or softmax (the same encoder with softmax attention, pretrained the same way)",
-        choices=("fastformer", "softmax"),
+        choices=MIXERS,
     )
     bf16: bool = setting(False, "bfloat16 autocast on CPU (on a GPU with bfloat16 it is always on)")
     epochs: float = redefault(RunConfig, "epochs", 1.0)
@@ -300,9 +301,7 @@ class NewsConfig(WordInputSettings):
         "add a learned score of each candidate's popularity (its clicks in the training impressions) to the personal "
         "score, as PP-Rec does (model field popularity_buckets=8; the counts are saved as news_clicks.tsv)",
     )
-    architecture: str = setting(
-        "fastformer", "fastformer or softmax (NRMS-style encoders)", choices=("fastformer", "softmax")
-    )
+    architecture: str = setting("fastformer", "fastformer or softmax (NRMS-style encoders)", choices=MIXERS)
     # Word-level titles with GloVe beat WordPiece by 2.8 AUC over 3 seeds on MIND (docs/RESULTS.md, "News
     # recommendation"), so news takes them whenever the package is there; classification keeps WordPiece.
     word_vectors: str | None = redefault(
@@ -363,7 +362,7 @@ class SummarizationConfig(WordInputSettings):
     architecture: str = setting(
         "fastformer",
         "fastformer, softmax (a softmax Transformer encoder) or lead3 (the first three sentences; no training)",
-        choices=("fastformer", "softmax", "lead3"),
+        choices=(*MIXERS, "lead3"),
     )
     learning_rate: float = redefault(RunConfig, "learning_rate", 1e-4)
     batch_size: int = redefault(RunConfig, "batch_size", 32)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from fastformer.presets import mixer_of
+
 # Config fields that give the encoder's tensors their shapes or their meaning: a fine-tuning run may not change them
 # (dropouts, the head and the attention implementation it may).
 ENCODER_FIELDS = (
@@ -84,7 +86,7 @@ def fine_tuning_config(
     """The pretrained config with the new head's fields (labels, ...) and `overrides` (--model) that leave the
     encoder as it is; every mismatch is an InitFromError naming both values."""
     config = pretrained_config(folder)
-    wanted = "softmax" if architecture == "softmax" else "fastformer"
+    wanted = mixer_of(architecture) or "fastformer"
     if config.attention_type != wanted:
         raise InitFromError(
             f"--architecture {architecture}: --init-from {folder} was trained with "

@@ -264,10 +264,11 @@ def build_model(cfg: PretrainingConfig, tokenizer):
     )
 
     fields = dict(
-        vocab_size=len(tokenizer), max_position_embeddings=cfg.block_size, pad_token_id=tokenizer.pad_token_id
+        vocab_size=len(tokenizer),
+        max_position_embeddings=cfg.block_size,
+        pad_token_id=tokenizer.pad_token_id,
+        attention_type=cfg.architecture,  # (every pretraining architecture is a mixer)
     )
-    if cfg.architecture == "softmax":
-        fields["attention_type"] = "softmax"
     if cfg.objective == "electra":
         fields.update(generator_num_hidden_layers=cfg.generator_layers, discriminator_weight=cfg.discriminator_weight)
         model_class = FastformerForReplacedTokenDetection

@@ -20,6 +20,7 @@ import torch
 from fastformer.data.summarization import Pair, lead, read_pairs
 from fastformer.metrics.repetition import repetition
 from fastformer.metrics.rouge import rouge
+from fastformer.presets import mixer_of
 from fastformer.tasks import inputs
 from fastformer.tasks.common import hold_out, limit_splits, write_jsonl
 from fastformer.tasks.configs import SummarizationConfig
@@ -197,7 +198,7 @@ class SummarizationTask(Task):
                 vocab_size=len(tokenizer),
                 max_position_embeddings=cfg.max_source_length,
                 pad_token_id=tokenizer.pad_token_id,
-                attention_type="softmax" if cfg.architecture == "softmax" else "fastformer",
+                attention_type=mixer_of(cfg.architecture),  # (lead3 never gets here)
                 **summarizer_head_fields(cfg, tokenizer),
             )
             config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
