@@ -4,6 +4,7 @@ function-level import: benchmarks/train_throughput.py imported a removed `build_
 
 import ast
 import importlib
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -25,3 +26,23 @@ def test_every_library_name_a_benchmark_imports_exists(script):
             for alias in node.names:
                 if alias.name.startswith("fastformer"):
                     importlib.import_module(alias.name)
+
+
+ARGPARSE_SCRIPTS = [s for s in SCRIPTS if "argparse" in s.read_text()]
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
+def test_every_benchmark_script_loads_and_an_argparse_one_answers_help(script, monkeypatch, capsys):
+    """Loading runs its module level (a missing module-level name fails here, not in the middle of a long run);
+    a script with a command line prints its --help and exits 0."""
+    import sys
+
+    spec = importlib.util.spec_from_file_location(f"benchmark_{script.stem}", script)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # (a dataclass in it looks its module up there)
+    spec.loader.exec_module(module)
+    if script in ARGPARSE_SCRIPTS:
+        monkeypatch.setattr(sys, "argv", [str(script), "--help"])
+        with pytest.raises(SystemExit) as exit:
+            module.main()
+        assert exit.value.code == 0 and "usage" in capsys.readouterr().out
