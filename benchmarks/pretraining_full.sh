@@ -23,13 +23,7 @@ recipe="--epochs $EPOCHS --learning-rate 5e-4 --warmup 0.1"  # the probes' recip
 imdb="--train $IMDB --where train:split=train --test $IMDB --where test:split=test --label-field rating $recipe"
 yelp="--train $YELP/yelp_train_small.csv.gz --validation $YELP/yelp_dev.csv.gz --test $YELP/yelp_test.csv.gz $recipe"
 # the pretrained model's encoder fields and tokenizer, for the from-scratch rows
-scratch=$(python3 -c "
-import json
-from fastformer.tasks.init_from import ENCODER_FIELDS
-c = json.load(open('$PRETRAINED/config.json'))
-fields = (*ENCODER_FIELDS, 'hidden_dropout_prob', 'layer_norm_eps')
-m = {k: c[k] for k in fields if k in c and k not in ('vocab_size', 'pad_token_id', 'attention_type')}
-print(' '.join(f'--model {k}={json.dumps(v)}' for k, v in m.items()))")
+scratch=$(python3 "$(dirname "$0")/encoder_flags.py" $PRETRAINED/config.json)
 scratch="$scratch --tokenizer $PRETRAINED"
 jobs() {
   for group in $GROUPS_; do

@@ -24,17 +24,13 @@ probe="--train $IMDB --where train:split=train --test $IMDB --where test:split=t
 # the pretrained model's encoder fields, for the from-scratch probe: read from a kept point's config.json (what the
 # run built, its task's defaults included: a `train lm` run's model differs from the classifier's preset in fields
 # its command never names), else from the run's run_config.json
-scratch_model=$(python3 -c "
-import glob, json
-from fastformer.tasks.init_from import ENCODER_FIELDS
-configs = sorted(glob.glob('$POINTS/step-*/config.json'))
-if configs:
-    c = json.load(open(configs[0]))
-    fields = (*ENCODER_FIELDS, 'hidden_dropout_prob', 'layer_norm_eps')  # (the fine-tune keeps these two too)
-    m = {k: c[k] for k in fields if k in c and k not in ('vocab_size', 'pad_token_id', 'attention_type')}
-else:
-    m = json.load(open('$RUN/run_config.json'))['model']
-print(' '.join(f'--model {k}={json.dumps(v)}' for k, v in m.items()))")
+config=$(ls $POINTS/step-*/config.json 2>/dev/null | head -1)
+if [ -n "$config" ]; then
+  scratch_model=$(python3 "$(dirname "$0")/encoder_flags.py" "$config")
+else
+  scratch_model=$(python3 -c "import json; m=json.load(open('$RUN/run_config.json'))['model']; \
+print(' '.join(f'--model {k}={json.dumps(v)}' for k,v in m.items()))")
+fi
 jobs() {
   for point in ${*:-scratch}; do
     if [ "$point" = scratch ]; then
