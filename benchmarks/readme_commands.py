@@ -183,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
     output = Path(args.output)
     rows = {row["command"]: row for row in (json.loads(output.read_text())["commands"] if output.exists() else [])}
-    for command, reason in plan(workdir):
+    planned = plan(workdir)
+    for command, reason in planned:
         if args.only and not re.search(args.only, command.text):
             continue
         if args.list or reason:
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             row["output_tail"] = (done.stdout + done.stderr).strip().splitlines()[-5:]
         rows[command.text] = row
     if not args.list:
-        order = {c.text: i for i, c in enumerate(readme_commands())}
+        order = {c.text: i for i, (c, _) in enumerate(planned)}
         kept = sorted((r for r in rows.values() if r["command"] in order), key=lambda r: order[r["command"]])
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(dict(machine=machine(), commands=kept), indent=1) + "\n")

@@ -25,11 +25,9 @@ def parse(words: list[str], files_exist: bool) -> None:
     from fastformer.cli import train
 
     if words[1] == "train":
-        argv = words[2:]
-        task = argv.pop(0) if argv and argv[0] in train.TASKS else "classification"
         from fastformer.cli.settings import resolve_settings
 
-        namespace = train.build_parser(task).parse_args(argv)
+        task, namespace = train.parse_arguments(words[2:])
         if files_exist:
             resolve_settings(train.TASKS[task].config_class, namespace, None)
     else:

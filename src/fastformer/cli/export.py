@@ -133,8 +133,7 @@ def generation_programs(model, task: str, out) -> dict:
         inputs = "(input_ids (B, 1), *state)"
     elif task == "summarize" and model._fastformer_decoder:
         prefill, decode = exportable.export_summarizer(model)
-        layers = model.decoder.num_layers
-        state = [f"memory_{kind}_{i}" for i in range(layers) for kind in "kv"] + exportable.state_names(layers)
+        state = exportable.summarizer_state_names(model.decoder.num_layers)
         inputs = "(input_ids (B, 1), attention_mask of the document, *state)"
     elif task == "summarize":
         return dict(

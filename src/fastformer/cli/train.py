@@ -41,18 +41,22 @@ def build_parser(task: str) -> argparse.ArgumentParser:
     return parser
 
 
+def parse_arguments(argv: list[str]) -> tuple[str, argparse.Namespace]:
+    """(task, its parsed flags) of `fastformer train [TASK] ...`; a user error is one line and exit code 2."""
+    argv = list(argv)
+    task = argv.pop(0) if argv and argv[0] in TASKS else "classification"
+    if argv and not argv[0].startswith("-"):
+        raise SystemExit(f"fastformer train: unknown task {argv[0]!r}; choose from {', '.join(TASKS)}")
+    return task, build_parser(task).parse_args(argv)
+
+
 def main(argv: list[str]) -> int:
     """`fastformer train ...`: the task's parser, its config, the run; a user error is one line and exit code 2."""
     from fastformer.cli.settings import resolve_settings
     from fastformer.tasks.config import SettingError
     from fastformer.tasks.configs import builtin_classification_defaults
 
-    argv = list(argv)
-    task = argv.pop(0) if argv and argv[0] in TASKS else "classification"
-    if argv and not argv[0].startswith("-"):
-        raise SystemExit(f"fastformer train: unknown task {argv[0]!r}; choose from {', '.join(TASKS)}")
-    parser = build_parser(task)
-    namespace = parser.parse_args(argv)
+    task, namespace = parse_arguments(argv)
     entry = TASKS[task]
     builtin = task == "classification" and "train" not in vars(namespace) and "config" not in vars(namespace)
     try:

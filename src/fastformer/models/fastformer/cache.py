@@ -49,17 +49,13 @@ class FastformerStateLayer(LinearAttentionLayer):
         if state is not None:
             self.device, self.dtype = state.query_global.device, state.query_global.dtype
 
+    def map_rows(self, fn) -> None:
+        """Apply `fn` (a tensor's rows -> other rows: reorder, repeat, select) to every tensor of the state."""
+        if self.state is not None:
+            self.state = CausalPoolState(*(fn(t) for t in self.state))
+
     def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
-        if self.state is not None:
-            self.state = self.state.index_select(beam_idx)
-
-    def batch_repeat_interleave(self, repeats: int) -> None:
-        if self.state is not None:
-            self.state = CausalPoolState(*(t.repeat_interleave(repeats, dim=0) for t in self.state))
-
-    def batch_select_indices(self, indices: torch.Tensor) -> None:
-        if self.state is not None:
-            self.state = CausalPoolState(*(t[indices] for t in self.state))
+        self.map_rows(lambda t: t.index_select(0, beam_idx.to(t.device)))
 
     def reset(self) -> None:
         self.state = None
@@ -123,20 +119,21 @@ class FastformerCache(Cache):
         self.columns_read += real.shape[1]
         return real_token_positions(real, before)
 
-    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
-        super().reorder_cache(beam_idx)
+    def map_rows(self, fn) -> None:
+        """Apply `fn` (a tensor's rows -> other rows) to every per-sequence tensor: each depth's state, the counts."""
+        for layer in self.layers:
+            layer.map_rows(fn)
         if self.seen_tokens is not None:
-            self.seen_tokens = self.seen_tokens.index_select(0, beam_idx.to(self.seen_tokens.device))
+            self.seen_tokens = fn(self.seen_tokens)
+
+    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:  # beam search
+        self.map_rows(lambda t: t.index_select(0, beam_idx.to(t.device)))
 
     def batch_repeat_interleave(self, repeats: int) -> None:
-        super().batch_repeat_interleave(repeats)
-        if self.seen_tokens is not None:
-            self.seen_tokens = self.seen_tokens.repeat_interleave(repeats, dim=0)
+        self.map_rows(lambda t: t.repeat_interleave(repeats, dim=0))
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
-        super().batch_select_indices(indices)
-        if self.seen_tokens is not None:
-            self.seen_tokens = self.seen_tokens[indices]
+        self.map_rows(lambda t: t[indices])
 
     def reset(self) -> None:
         super().reset()

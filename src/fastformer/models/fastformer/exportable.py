@@ -42,6 +42,12 @@ def state_names(num_layers: int) -> list[str]:
     return ["seen_tokens"] + [f"{name}_{depth}" for depth in range(num_layers) for name in CausalPoolState._fields]
 
 
+def summarizer_state_names(num_layers: int) -> list[str]:
+    """Names of what the summarizer's prefill returns after the logits: the source's cross-attention keys and values
+    per decoder layer, then the decoder's state (`state_names`)."""
+    return [f"memory_{kind}_{depth}" for depth in range(num_layers) for kind in "kv"] + state_names(num_layers)
+
+
 def flatten_state(cache: FastformerCache) -> tuple[torch.Tensor, ...]:
     return (cache.seen_tokens, *(t for state in cache.states for t in state))
 

@@ -59,21 +59,10 @@ class FastformerSeq2SeqCache(FastformerCache):
         super().__init__(num_layers)
         self.memory_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
 
-    def _map_memory(self, fn) -> None:
+    def map_rows(self, fn) -> None:  # (reorder, repeat, select: the source's keys / values follow their rows)
+        super().map_rows(fn)
         if self.memory_kv is not None:
             self.memory_kv = [(fn(k), fn(v)) for k, v in self.memory_kv]
-
-    def reorder_cache(self, beam_idx: torch.Tensor) -> None:
-        super().reorder_cache(beam_idx)
-        self._map_memory(lambda t: t.index_select(0, beam_idx.to(t.device)))
-
-    def batch_repeat_interleave(self, repeats: int) -> None:
-        super().batch_repeat_interleave(repeats)
-        self._map_memory(lambda t: t.repeat_interleave(repeats, dim=0))
-
-    def batch_select_indices(self, indices: torch.Tensor) -> None:
-        super().batch_select_indices(indices)
-        self._map_memory(lambda t: t[indices])
 
     def reset(self) -> None:
         super().reset()
