@@ -179,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     shared = workdir.parent / "shared"
     if not shared.exists():
         shared.symlink_to((ROOT.parent / "shared").resolve())
+    shipped = workdir / "pretrained"  # the clone's own checkpoints, which README commands fine-tune from
+    if not shipped.exists():
+        shipped.symlink_to(ROOT / "pretrained")
     bin_dir = str(Path(sys.executable).parent)  # this environment's fastformer and torchrun
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
     output = Path(args.output)

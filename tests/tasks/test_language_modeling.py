@@ -153,6 +153,19 @@ def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
     expected = model.generate(**batch, max_new_tokens=6, do_sample=False)
     got = greedy_decode(prefill, decode, batch["input_ids"], batch["attention_mask"], 6)
     assert torch.equal(got, expected)
+    # batches of other sizes and lengths than the export's example; the state's shapes do not depend on the context
+    heads, head_size = model.config.num_attention_heads, model.config.hidden_size // model.config.num_attention_heads
+    for batch_size, length, seed in ((3, 12, 1), (1, 40, 2), (5, 3, 3)):
+        ids = torch.randint(
+            5, model.config.vocab_size, (batch_size, length), generator=torch.Generator().manual_seed(seed)
+        )
+        ids[0, : length // 2] = tokenizer.pad_token_id  # left padding
+        mask = (ids != tokenizer.pad_token_id).long()
+        expected = model.generate(ids, attention_mask=mask, max_new_tokens=6, do_sample=False)
+        assert torch.equal(greedy_decode(prefill, decode, ids, mask, 6), expected)
+        _, *state = prefill(ids, mask)
+        assert len(state) == len(written["generation"]["state"]) and state[0].tolist() == mask.sum(-1).tolist()
+        assert [tuple(t.shape[1:]) for t in state[1:5]] == [(heads,), (heads, head_size), (heads,), (heads, head_size)]
 
 
 def test_lm_command_line_errors(tmp_path):

@@ -284,17 +284,23 @@ def _wait_for(condition, process, seconds=300):
 
 def test_a_second_run_is_kept_out_of_a_folder_in_use(tmp_path):
     out = tmp_path / "run"
-    slow = [*TINY, "--epochs", "4", "--max-train-examples", "600"]
     first = subprocess.Popen(
-        [EXE, "train", *slow, "--output-dir", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [EXE, "train", *TINY, "--epochs", "2", "--output-dir", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     _wait_for(lambda: (out / "RUN_INCOMPLETE").is_file(), first)
-    with pytest.raises(SystemExit, match=r"in use by another run \(pid \d+\)"):
-        main(["train", *TINY, "--output-dir", str(out), "--overwrite", "--seed", "9"])
+    os.kill(first.pid, signal.SIGSTOP)  # held mid-run (still alive, still holding the folder) while the second tries
+    try:
+        with pytest.raises(SystemExit, match=r"in use by another run \(pid \d+\)"):
+            main(["train", *TINY, "--output-dir", str(out), "--overwrite", "--seed", "9"])
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     assert first.wait(timeout=600) == 0, first.stderr.read()[-2000:]
     manifest = json.loads((out / "run_complete.json").read_text())
     settings = json.loads((out / "run_config.json").read_text())
-    assert settings["epochs"] == 4.0 and settings["seed"] == 42  # the first run's result, whole
+    assert settings["epochs"] == 2.0 and settings["seed"] == 42  # the first run's result, whole
     from fastformer.tasks.configs import ClassificationConfig
 
     assert manifest["fingerprint"] == ClassificationConfig.from_dict(settings).fingerprint()

@@ -68,14 +68,14 @@ class NBSVM:
             intercepts.append(regression.intercept_[0])
         return cls(vectorizer, np.stack(ratios), np.stack(coefs), np.array(intercepts), num_classes)
 
-    def decision(self, texts: list[str]) -> np.ndarray:
-        x = self.vectorizer.transform(texts)
-        return np.asarray(x @ self.coef.T) + self.intercept  # (n, classifiers)
-
     def predict_proba(self, texts: list[str]) -> np.ndarray:
         if not len(texts):
             return np.zeros((0, self.num_classes))
-        scores = 1.0 / (1.0 + np.exp(-self.decision(texts)))
+        return self.probabilities(self.vectorizer.transform(texts))
+
+    def probabilities(self, x) -> np.ndarray:
+        """x: (n, V) the vectorizer's counts -> (n, num_classes) class probabilities."""
+        scores = 1.0 / (1.0 + np.exp(-(np.asarray(x @ self.coef.T) + self.intercept)))  # (n, classifiers)
         if self.num_classes == 2:
             return np.concatenate([1 - scores, scores], axis=1)
         return scores / scores.sum(1, keepdims=True)
@@ -119,12 +119,12 @@ def train_nbsvm(cfg, splits: dict[str, list], labels, out: Path, data_report: di
     vectorizer = CountVectorizer(**VECTORIZER)
     x = vectorizer.fit_transform([e.text for e in splits["train"]])
     y = np.array([labels.encode(e) for e in splits["train"]])
-    validation_texts = [e.text for e in splits["validation"]]
+    x_validation = vectorizer.transform([e.text for e in splits["validation"]])
     validation_labels = [labels.encode(e) for e in splits["validation"]]
     best = None
     for c in C_GRID:
         model = NBSVM.fit(vectorizer, x, y, len(labels), c)
-        predicted = model.predict_proba(validation_texts).argmax(-1).tolist()
+        predicted = model.probabilities(x_validation).argmax(-1).tolist()
         score = classification_metrics(validation_labels, predicted, labels.labels)[cfg.metric]
         if best is None or score > best[0]:
             best = (score, c, model)
