@@ -7,7 +7,14 @@ import pytest
 from sklearn.metrics import ndcg_score, roc_auc_score
 
 from fastformer.data import DataError
-from fastformer.metrics.ranking import impression_metrics, mind_metrics, rank_scores, read_rankings, write_rankings
+from fastformer.metrics.ranking import (
+    impression_metrics,
+    mind_metrics,
+    rank_scores,
+    read_rankings,
+    roc_auc,
+    write_rankings,
+)
 
 
 def test_hand_computed_impression():
@@ -45,6 +52,22 @@ def test_random_impressions_match_sklearn():
         order = np.argsort(ranks)
         first = [i for i, y in enumerate(labels[order]) if y]
         assert m["mrr"] == pytest.approx(sum(1 / (i + 1) for i in first) / len(first))
+
+
+def test_auc_equals_sklearn_with_tied_scores_and_refuses_what_sklearn_refuses():
+    """`roc_auc` replaces sklearn's roc_auc_score per impression (a thousand times faster): equal, ties included (a
+    rankings file may give two candidates one rank)."""
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        n = int(rng.integers(2, 60))
+        labels = rng.integers(0, 2, n)
+        labels[0], labels[1] = 0, 1
+        scores = rng.integers(0, int(rng.integers(1, 8)), n).astype(float)  # few distinct values: many ties
+        assert roc_auc(labels, scores) == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+    with pytest.raises(ValueError, match="a click and a non-click"):
+        roc_auc(np.array([1, 1]), np.array([0.2, 0.3]))
+    with pytest.raises(ValueError, match="0 or 1"):
+        roc_auc(np.array([0, 2]), np.array([0.2, 0.3]))
 
 
 def test_ties_rank_in_candidate_order():

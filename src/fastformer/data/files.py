@@ -69,12 +69,13 @@ class TextLines:
         return next(self, "")
 
     def read(self, size: int = -1) -> str:
-        text = ""
+        parts, length = [], 0  # joined once: adding line to a growing string copied it per line (quadratic)
         for line in self:
-            text += line
-            if 0 <= size <= len(text):
-                return text[:size]
-        return text
+            parts.append(line)
+            length += len(line)
+            if 0 <= size <= length:
+                return "".join(parts)[:size]
+        return "".join(parts)
 
 
 def open_text(path: Path) -> TextLines:

@@ -3,7 +3,7 @@
 The official scorer (msnews.github.io, evaluate.py) reads a ranking per impression (`impression_id [r1,r2,...]`,
 ranks 1-based in candidate order), turns it into scores 1/rank and computes
 
-- AUC: sklearn's roc_auc_score(labels, 1/rank);
+- AUC: sklearn's roc_auc_score(labels, 1/rank) (here `roc_auc`, equal to it and a thousand times faster);
 - MRR: sum over clicked candidates of 1/(position in the ranking), divided by the number of clicks;
 - nDCG@k: DCG of the top k (gain 2^y - 1, discount log2(position + 1)) over the DCG of the ideal ranking.
 
@@ -13,7 +13,7 @@ gets the better rank), which makes every ranking, and so every metric, determini
 seeded generator (`tie_break`), for rankers without learning that tie often (benchmarks/news_baselines.py).
 
 Impressions without labels (the test set) are skipped, as the official script skips them. An impression without
-both a click and a non-click has no AUC (roc_auc_score raises); MIND's own impressions always have both, but other
+both a click and a non-click has no AUC; MIND's own impressions always have both, but other
 data may not: such impressions are left out of all four means and counted (`single_class`).
 """
 
@@ -50,10 +50,25 @@ def _dcg(labels: np.ndarray, scores: np.ndarray, k: int) -> float:
     return float(np.sum(gains / discounts))
 
 
+def roc_auc(labels: np.ndarray, scores: np.ndarray) -> float:
+    """The area under the ROC curve of 0/1 `labels` by `scores`: sklearn's roc_auc_score (tested equal, ties counted
+    half), as the Mann-Whitney statistic of the scores' average ranks. sklearn validates its inputs per call (27 ms
+    an impression: 33 min of a MIND-small evaluation's 73k impressions); this is a few microseconds."""
+    positive = labels == 1
+    if not np.all(positive | (labels == 0)):
+        raise ValueError("click labels must be 0 or 1")
+    n_positive = int(positive.sum())
+    n_negative = len(labels) - n_positive
+    if n_positive == 0 or n_negative == 0:
+        raise ValueError("AUC needs a click and a non-click")
+    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
+    average_rank = np.cumsum(counts) - (counts - 1) / 2.0  # 1-based rank of each distinct score, ties averaged
+    rank_sum = float(average_rank[inverse][positive].sum())
+    return (rank_sum - n_positive * (n_positive + 1) / 2.0) / (n_positive * n_negative)
+
+
 def impression_metrics(labels: Sequence[int], ranks: Sequence[int]) -> dict[str, float]:
     """The four metrics of one impression from its click labels and the ranks given to its candidates."""
-    from sklearn.metrics import roc_auc_score
-
     y = np.asarray(labels, dtype=np.float64)
     ranks = np.asarray(ranks, dtype=np.float64)
     if y.shape != ranks.shape:
@@ -64,7 +79,7 @@ def impression_metrics(labels: Sequence[int], ranks: Sequence[int]) -> dict[str,
     order = np.argsort(scores)[::-1]
     reciprocal = np.take(y, order) / (np.arange(len(y)) + 1)
     return {
-        "auc": float(roc_auc_score(y, scores)),
+        "auc": roc_auc(y, scores),
         "mrr": float(np.sum(reciprocal) / np.sum(y)),
         "ndcg@5": _dcg(y, scores, 5) / _dcg(y, y, 5),
         "ndcg@10": _dcg(y, scores, 10) / _dcg(y, y, 10),
