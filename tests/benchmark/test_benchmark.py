@@ -26,14 +26,8 @@ def test_every_available_variant_is_a_token_mixer(name):
 
 
 def test_cells_are_measured_and_over_budget_cells_recorded_not_crashed():
-    cells = run(
-        ["fastformer-official", "softmax-sdpa"],
-        [(2, 64), (1, 128)],
-        modes=["train", "inference"],
-        budget_s=1e-9,
-        **TINY,
-    )
-    assert len(cells) == 8
+    cells = run(["softmax-sdpa"], [(2, 64), (1, 128)], modes=["train", "inference"], budget_s=1e-9, **TINY)
+    assert len(cells) == 4  # a child process per mode, each stopping at its first over-budget length
     first = [c for c in cells if c.n == 64]
     assert all(c.status == "over_budget" and c.median_s > 0 for c in first)
     assert all(c.status == "skipped" for c in cells if c.n == 128)  # longer lengths are not attempted

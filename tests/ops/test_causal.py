@@ -68,7 +68,8 @@ def test_gradcheck_float64(scoring):
     def f(q, k, v, w_q, w_k, b_q, b_k):
         return causal_fastformer_attention(q, k, v, w_q, w_k, mask, b_q=b_q, b_k=b_k, chunk_tokens=2)[0]
 
-    assert torch.autograd.gradcheck(f, (q, k, v, w_q, w_k, b_q, b_k))
+    # every element of the Jacobian for the full scoring; a random projection of it (fast_mode) for per-head
+    assert torch.autograd.gradcheck(f, (q, k, v, w_q, w_k, b_q, b_k), fast_mode=scoring != "full")
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])

@@ -47,7 +47,9 @@ def test_gradcheck_float64(scoring, share_v, masked):
     def f(q, k, v, w_q, w_k, b_q, b_k):
         return fused_on_heads(q, k, v, w_q, w_k, mask, b_q, b_k, share_v)
 
-    assert torch.autograd.gradcheck(f, (q, k, v, w_q, w_k, b_q, b_k))
+    # every element of the Jacobian for the richest case; a random projection of it (fast_mode) for the others
+    fast_mode = not (masked and scoring == "full" and not share_v)
+    assert torch.autograd.gradcheck(f, (q, k, v, w_q, w_k, b_q, b_k), fast_mode=fast_mode)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])

@@ -95,7 +95,9 @@ def test_gradcheck_float64(scoring, output_dense, masked):
     def f(*tensors):
         return call(fastformer_block_fused, {**t, **dict(zip(names, tensors, strict=True))}, mask, H, chunk_tokens=4)
 
-    assert torch.autograd.gradcheck(f, tuple(t[n] for n in names))
+    # every element of the Jacobian for the richest case; a random projection of it (fast_mode) for the others
+    fast_mode = not (masked and output_dense and scoring == "full")
+    assert torch.autograd.gradcheck(f, tuple(t[n] for n in names), fast_mode=fast_mode)
 
 
 def test_input_without_grad_still_trains_the_weights():

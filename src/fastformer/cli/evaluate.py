@@ -108,11 +108,13 @@ def run_summarize(args, out: Path, architecture: str | None) -> dict:
 
 
 def run_lm(args, out: Path) -> dict:
+    from itertools import islice
+
     from fastformer.data.text_corpus import read_texts
     from fastformer.tasks.language_modeling import TokenBlocks, load_generator, perplexity
 
-    documents = list(read_texts(args.data, text_field=args.text_field, format=args.format, where=_where(args)))
-    documents = documents[: args.max_examples] if args.max_examples else documents
+    documents = read_texts(args.data, text_field=args.text_field, format=args.format, where=_where(args))
+    documents = list(islice(documents, args.max_examples))  # the first N: read no further
     model, tokenizer = load_generator(args.model_dir)
     block = args.max_length or getattr(model.config, "max_position_embeddings", None) or model.config.n_positions
     start = time.perf_counter()

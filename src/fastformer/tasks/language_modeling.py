@@ -26,12 +26,17 @@ from fastformer.tasks.run import Prepared, Task, run_task
 
 def load_documents(cfg: LanguageModelingConfig) -> dict[str, list[str]]:
     """train / validation documents as the config says."""
+    from itertools import islice
+
     from fastformer.data.text_corpus import read_texts
 
     read = dict(text_field=cfg.text_field, format=cfg.format)
-    train = list(read_texts(cfg.train, where=cfg.train_where, **read))
+    # the limits keep the first documents: with a validation file, read no further (a hold-out needs them all)
+    train = list(
+        islice(read_texts(cfg.train, where=cfg.train_where, **read), cfg.max_train_texts if cfg.validation else None)
+    )
     if cfg.validation:
-        validation = list(read_texts(cfg.validation, where=cfg.validation_where, **read))
+        validation = list(islice(read_texts(cfg.validation, where=cfg.validation_where, **read), cfg.max_eval_texts))
     else:
         validation, train = hold_out(train, cfg.validation_fraction, cfg.seed)
     return limit_splits(dict(train=train, validation=validation), cfg.max_train_texts, cfg.max_eval_texts)
