@@ -5,3 +5,14 @@ import torch
 # two quiet cores (CI): one thread per pytest-xdist worker when the suite runs on both, else two
 threads = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
 torch.set_num_threads(max(1, min(threads, torch.get_num_threads())))
+
+
+def pytest_collection_modifyitems(items):
+    """Files with `slow` tests first, the most first (the order within a file kept): pytest-xdist hands whole files
+    (--dist loadfile) to workers in collection order, so the long files start first and the short ones fill in at the
+    end, instead of a long file starting last on one worker while the other has nothing left."""
+    slow: dict[str, int] = {}
+    for item in items:
+        slow[item.fspath.strpath] = slow.get(item.fspath.strpath, 0) + (item.get_closest_marker("slow") is not None)
+    first_seen = {path: i for i, path in enumerate(dict.fromkeys(item.fspath.strpath for item in items))}
+    items.sort(key=lambda item: (-slow[item.fspath.strpath], first_seen[item.fspath.strpath]))

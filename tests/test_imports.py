@@ -139,6 +139,7 @@ def test_no_import_runs_upward_and_no_private_helper_crosses_a_module():
     assert not private, private
 
 
+@pytest.mark.slow
 def test_import_fastformer_then_auto_classes_resolve_a_folder(tmp_path):
     """What a user writes: `import fastformer`, then transformers' Auto classes and pipeline on a saved folder,
     in a fresh interpreter, without importing fastformer.models (the Auto classes register on their first call)."""

@@ -25,6 +25,7 @@ def test_every_available_variant_is_a_token_mixer(name):
     assert x.grad is not None and torch.isfinite(x.grad).all()
 
 
+@pytest.mark.slow
 def test_cells_are_measured_and_over_budget_cells_recorded_not_crashed():
     cells = run(["softmax-sdpa"], [(2, 64), (1, 128)], modes=["train", "inference"], budget_s=1e-9, **TINY)
     assert len(cells) == 4  # a child process per mode, each stopping at its first over-budget length

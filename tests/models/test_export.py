@@ -52,6 +52,7 @@ def test_exported_program_equals_eager(head, dynamic):
         torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_fastformer_export_writes_a_program_whose_logits_equal_the_folders(tmp_path, capsys):
     from transformers import AutoTokenizer
 

@@ -139,6 +139,7 @@ def test_official_attention_layer_memory_budget():
     assert peak < 6.5 * n * C * 4, peak / (n * C * 4)
 
 
+@pytest.mark.slow
 def test_torch_compile_of_the_fused_layer_matches_eager():
     torch.manual_seed(0)
     layer = FastformerAttention(32, 4, scoring="full", output_dense=True)

@@ -71,6 +71,7 @@ def test_token_blocks_join_documents_with_the_separator():
     assert blocks[1]["labels"].tolist() == [3, 3, 9, 1]
 
 
+@pytest.mark.slow
 def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
     common = [
         "--train",

@@ -106,6 +106,7 @@ def test_training_writes_a_folder_whose_files_agree(trained, mind, capsys):
     assert any("eval_auc" in entry for entry in log)
 
 
+@pytest.mark.slow
 def test_evaluate_and_predict_from_the_saved_folder(trained, mind, tmp_path, capsys):
     out = tmp_path / "metrics.json"
     assert main(["evaluate", str(trained), "--data", str(mind / "test"), "--output", str(out)]) == 0

@@ -132,6 +132,7 @@ def test_a_user_error_is_one_line_before_anything_runs(tmp_path, argv, message):
     assert (tmp_path / "someone-elses" / "notes.txt").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_the_console_script_exits_2_without_a_traceback(tmp_path):
     for argv in (
         ["train", "--epochs", "-1"],
@@ -282,6 +283,7 @@ def _wait_for(condition, process, seconds=300):
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_second_run_is_kept_out_of_a_folder_in_use(tmp_path):
     out = tmp_path / "run"
     first = subprocess.Popen(
@@ -306,6 +308,7 @@ def test_a_second_run_is_kept_out_of_a_folder_in_use(tmp_path):
     assert manifest["fingerprint"] == ClassificationConfig.from_dict(settings).fingerprint()
 
 
+@pytest.mark.slow
 def test_a_killed_rerun_never_leaves_a_loadable_mix_of_two_runs(tmp_path):
     out = tmp_path / "run"
     assert main(["train", *TINY, "--output-dir", str(out)]) == 0

@@ -146,6 +146,7 @@ def test_lead3_baseline(tmp_path, capsys):
     assert row["summary"].splitlines() == ["One sentence here.", "Two sentences here.", "Three here."]
 
 
+@pytest.mark.slow
 def test_split_and_resume_with_the_fastformer_decoder(tmp_path, capsys):
     out = tmp_path / "run"
     args = [
