@@ -98,6 +98,8 @@ def test_bench_command_writes_json_csv_png(tmp_path, capsys):
                 "4",
                 "--repeats",
                 "1",
+                "--modes",
+                "train",  # one child process (a child per mode; test_cells_are_measured... runs both)
                 "--out",
                 str(tmp_path),
                 "--targets",

@@ -120,6 +120,7 @@ def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
 
     baseline = tmp_path / "gpt2"
     args = [*common, "--architecture", "gpt2", "--tokenizer", str(out / "tokenizer"), "--output-dir", str(baseline)]
+    args += ["--max-steps", "10"]  # enough for a finite perplexity and a folder to evaluate
     assert main(["train", "lm", *args]) == 0
     base = json.loads((baseline / "metrics.json").read_text())
     assert base["architecture"] == "gpt2" and math.isfinite(base["validation"]["perplexity"])
