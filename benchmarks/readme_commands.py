@@ -10,7 +10,8 @@ touched. A command cannot run as written when it elides arguments (`...`), names
 (`my_reviews.csv`, `MINDsmall_dev/`) that neither exists nor is written by an earlier command, or is the set-up line
 (run by CI, `.ci/run`); the list says which and why. Results: benchmarks/results/readme_commands.json (a machine
 header, then per command: README line, command, status, seconds, the last output lines when it failed).
-The README's durations ("N s on 2 cores") come from that file. tests/test_readme.py checks without running
+`--annotate` writes the durations of that file into the README ("[40 s on 2 cores]" at the end of each measured
+command's comment). tests/test_readme.py checks without running
 anything that every runnable command parses with the CLI as it is today.
 """
 
@@ -52,13 +53,45 @@ class Command:
     text: str  # as written, continuation lines joined
     comment: str  # the README's comment after it
     environment: str = ""  # VAR=value assignments earlier in the same block, prefixed when it runs
+    end: int = 0  # README line where it ends (its duration is written in that line's comment)
 
 
-def readme_commands(readme: Path = README) -> list[Command]:
-    """Every command in the README's ```bash blocks, in order (continuations joined, comments apart)."""
+DURATION = re.compile(r"\s*\[[0-9.]+ (?:s|min|h) on \d+ cores?\]")  # "[40 s on 2 cores]" in a command's comment
+
+
+def duration_text(seconds: float, cores: int) -> str:
+    """A measured duration as the README writes it: "[40 s on 2 cores]", "[12 min ...]", "[2.5 h ...]"."""
+    if seconds < 90:
+        amount = f"{max(1, round(seconds))} s"
+    elif seconds < 90 * 60:
+        amount = f"{round(seconds / 60)} min"
+    else:
+        amount = f"{seconds / 3600:.1f} h"
+    return f"[{amount} on {cores} core{'s' if cores != 1 else ''}]"
+
+
+def annotate(text: str, rows: dict[str, dict], cores: int) -> str:
+    """The README `text` with each measured command's duration at the end of its last line's comment (a comment is
+    added where there is none); an earlier duration is replaced, commands without an "ok" row are left alone."""
+    lines = text.split("\n")
+    for command in readme_commands(source=text):
+        row = rows.get(command.text)
+        if not row or row.get("status") != "ok":
+            continue
+        i = command.end - 1
+        code, hash_, comment = _split_comment(lines[i])
+        marker = duration_text(row["seconds"], cores)
+        comment = DURATION.sub("", comment).rstrip()
+        lines[i] = f"{code}#{comment} {marker}" if hash_ else f"{code.rstrip()}  # {marker}"
+    return "\n".join(lines)
+
+
+def readme_commands(readme: Path = README, source: str | None = None) -> list[Command]:
+    """Every command in the README's ```bash blocks (or in `source`), in order (continuations joined, comments
+    apart)."""
     commands: list[Command] = []
     in_block, pending, start, environment = False, "", 0, []
-    for number, raw in enumerate(readme.read_text().splitlines(), 1):
+    for number, raw in enumerate((readme.read_text() if source is None else source).splitlines(), 1):
         if raw.startswith("```"):
             in_block, pending, environment = raw.strip() == "```bash", "", []
             continue
@@ -77,7 +110,7 @@ def readme_commands(readme: Path = README) -> list[Command]:
         if re.fullmatch(r"[A-Z_]+=\S+", text):
             environment.append(text)
             continue
-        commands.append(Command(start, text, comment.strip(), " ".join(environment)))
+        commands.append(Command(start, text, DURATION.sub("", comment).strip(), " ".join(environment), number))
     return commands
 
 
@@ -173,7 +206,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the plan and run nothing")
     parser.add_argument("--workdir", default=str(ROOT / "runs" / "readme-check" / "work"))
     parser.add_argument("--output", default=str(RESULTS), help="results file (merged with the rows already there)")
+    parser.add_argument(
+        "--annotate", action="store_true", help="run nothing: write the results file's durations into the README"
+    )
     args = parser.parse_args(argv)
+    if args.annotate:
+        measured = json.loads(Path(args.output).read_text())
+        rows = {row["command"]: row for row in measured["commands"]}
+        README.write_text(annotate(README.read_text(), rows, measured["machine"]["cores"]))
+        return 0
     workdir = Path(args.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     shared = workdir.parent / "shared"

@@ -51,3 +51,38 @@ def test_every_readme_command_parses_with_todays_command_line(command, monkeypat
     words = readme_commands.arguments(command)
     reads = readme_commands.inputs_and_outputs(words)[0]
     parse(words, files_exist=all((ROOT / path).exists() for path in reads))
+
+
+def test_measured_durations_are_written_beside_their_commands_and_replaced_when_measured_again():
+    text = "\n".join(
+        [
+            "```bash",
+            "fastformer train                     # the built-in task",
+            "fastformer train --train a.csv \\",
+            "    --epochs 1",
+            "fastformer predict runs/x 'a # b'",
+            "fastformer train ... --model x=1     # a pattern",
+            "```",
+        ]
+    )
+    rows = {
+        "fastformer train": dict(status="ok", seconds=135.2),
+        "fastformer train --train a.csv --epochs 1": dict(status="ok", seconds=7200),
+        "fastformer predict runs/x 'a # b'": dict(status="ok", seconds=9.3),
+        "fastformer train ... --model x=1": dict(status="failed (exit 2)", seconds=1.0),
+    }
+    once = readme_commands.annotate(text, rows, cores=2)
+    assert once.split("\n")[1:6] == [
+        "fastformer train                     # the built-in task [2 min on 2 cores]",
+        "fastformer train --train a.csv \\",
+        "    --epochs 1  # [2.0 h on 2 cores]",
+        "fastformer predict runs/x 'a # b'  # [9 s on 2 cores]",
+        "fastformer train ... --model x=1     # a pattern",
+    ]
+    rows["fastformer train"]["seconds"] = 40
+    again = readme_commands.annotate(once, rows, cores=2)
+    assert again.split("\n")[1] == "fastformer train                     # the built-in task [40 s on 2 cores]"
+    # the commands read from an annotated README are the same commands, comments without the durations
+    assert [(c.text, c.comment) for c in readme_commands.readme_commands(source=again)] == [
+        (c.text, c.comment) for c in readme_commands.readme_commands(source=text)
+    ]
