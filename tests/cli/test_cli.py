@@ -191,3 +191,16 @@ def test_a_verb_a_task_does_not_do_is_one_line_naming_what_it_does(task, tmp_pat
         assert f"holds a {task} run, which does not {verb}" in message and "\n" not in message, message
         if task == "pretrain":
             assert f"--init-from {folder}" in message
+
+
+def test_a_task_that_declares_export_has_what_export_calls():
+    """`fastformer export` names no task: it asks the folder's task module for the model (and, where it has them,
+    the generate-ready programs). A task that declares the verb must provide them; one that does not, must not
+    half-provide them."""
+    from fastformer.tasks.registry import TASKS
+
+    for name, entry in TASKS.items():
+        module = entry.load()
+        assert ("export" in entry.verbs) == hasattr(module, "export_model"), name
+        assert not hasattr(module, "generation_export") or "export" in entry.verbs, name
+    assert [n for n, e in TASKS.items() if hasattr(e.load(), "generation_export")] == ["lm", "summarize"]

@@ -34,22 +34,12 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     from torch.export import Dim
     from transformers import AutoTokenizer
 
-    from fastformer.tasks.registry import task_for_verb
+    from fastformer.tasks.registry import TASKS, task_for_verb
 
     task, architecture = task_for_verb(model_dir, "export")
-    if task == "classification" and architecture not in ("tfidf", "nbsvm"):
-        from fastformer.tasks.classification import load_model
-
-        model = load_model(model_dir)[0]
-    elif task == "lm" and architecture != "gpt2":
-        from fastformer.tasks.language_modeling import load_generator
-
-        model = load_generator(model_dir)[0]
-    elif task == "summarize" and architecture != "lead3":
-        from fastformer.tasks.summarization import load_model as load_summarizer
-
-        model = load_summarizer(model_dir)[0]
-    else:
+    module = TASKS[task].load()  # every task that declares "export" has export_model
+    model = module.export_model(model_dir, architecture)
+    if model is None:
         raise ValueError(
             f"{model_dir}: a {architecture or task} folder; export takes Fastformer classifiers, language models "
             "and summarizers"
@@ -62,7 +52,11 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
         raise ValueError(str(error)) from None
     out.mkdir(parents=True, exist_ok=True)
 
-    extra = dict(use_cache=False) if task != "classification" else {}  # logits only, no decoding state
+    import inspect
+
+    takes = inspect.signature(model.forward).parameters
+    extra = dict(use_cache=False) if "use_cache" in takes else {}  # logits only, no decoding state
+    teacher_forced = "decoder_input_ids" in takes  # an encoder-decoder: the logits of a given summary
 
     class Logits(torch.nn.Module):  # plain tensors in and out: what a server feeds and reads
         def __init__(self, model):
@@ -78,7 +72,7 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
                 input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids, **extra
             ).logits
 
-    wrapped = (TeacherForcedLogits if task == "summarize" else Logits)(model.eval())
+    wrapped = (TeacherForcedLogits if teacher_forced else Logits)(model.eval())
     positions = model.config.max_position_embeddings
     example = dict(
         input_ids=torch.ones(2, min(8, positions), dtype=torch.long),
@@ -86,7 +80,7 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     )
     batch, length = Dim("batch", min=1, max=4096), Dim("length", min=2, max=positions)
     shapes = dict(input_ids={0: batch, 1: length}, attention_mask={0: batch, 1: length})
-    if task == "summarize":
+    if teacher_forced:
         example["decoder_input_ids"] = torch.ones(2, 3, dtype=torch.long)
         shapes["decoder_input_ids"] = {0: batch, 1: Dim("summary", min=1, max=model.config.max_target_positions)}
     with torch.no_grad():
@@ -98,7 +92,7 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     tokenizer.save_pretrained(out)
     shutil.copy(Path(model_dir) / "config.json", out / "config.json")
     written = dict(program="model.pt2", task=task, inputs=list(example), max_length=positions)
-    written.update(generation_programs(model, task, out))
+    written.update(generation_programs(model, module, out))
     if onnx:
         try:
             # one self-contained file (weights inside, not in a model.onnx.data beside it) whose output is `logits`
@@ -120,35 +114,24 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     return written
 
 
-def generation_programs(model, task: str, out) -> dict:
-    """Generate-ready programs (prefill + one-token decode, the fixed-size decoding state as plain tensors) for a
-    language model and a summarizer with the Fastformer decoder; what was written, for export.json."""
+def generation_programs(model, task_module, out) -> dict:
+    """Write the task's generate-ready programs (prefill + one-token decode, the fixed-size decoding state as plain
+    tensors) where it has them; what was written (or why not), for export.json."""
     import torch
 
-    from fastformer.models.fastformer import exportable
-
-    if task == "lm":
-        prefill, decode = exportable.export_causal_lm(model)
-        state = exportable.state_names(model.config.num_hidden_layers)
-        inputs = "(input_ids (B, 1), *state)"
-    elif task == "summarize" and model._fastformer_decoder:
-        prefill, decode = exportable.export_summarizer(model)
-        state = exportable.summarizer_state_names(model.decoder.num_layers)
-        inputs = "(input_ids (B, 1), attention_mask of the document, *state)"
-    elif task == "summarize":
-        return dict(
-            generation="not exported: the Transformer decoder's key/value cache grows every step (the "
-            "teacher-forced model.pt2 is); a summarizer trained with --model decoder_type=fastformer has them"
-        )
-    else:
+    if not hasattr(task_module, "generation_export"):
         return {}
+    pair = task_module.generation_export(model)
+    if "programs" not in pair:
+        return dict(generation=pair["reason"])
+    prefill, decode = pair["programs"]
     torch.export.save(prefill, out / "prefill.pt2")
     torch.export.save(decode, out / "decode.pt2")
     return dict(
         generation=dict(
             prefill="prefill.pt2: (input_ids, attention_mask) -> (next-token logits, *state)",
-            decode=f"decode.pt2: {inputs} -> (next-token logits, *state after the token)",
-            state=state,
+            decode=f"decode.pt2: {pair['inputs']} -> (next-token logits, *state after the token)",
+            state=pair["state"],
             loop="fastformer.models.fastformer.exportable: greedy_decode / greedy_summarize",
         )
     )

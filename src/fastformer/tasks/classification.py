@@ -303,6 +303,11 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
     return run_task(TASK, cfg)
 
 
+def export_model(model_dir: str | Path, architecture: str | None):
+    """The model `fastformer export` traces: the classifier (None for a bag-of-words folder, which has none)."""
+    return None if architecture in ("tfidf", "nbsvm") else load_model(model_dir)[0]
+
+
 def load_model(model_dir: str | Path):
     """(model, tokenizer, LabelMap) of a trained folder."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer

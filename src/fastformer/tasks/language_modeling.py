@@ -143,6 +143,23 @@ def train(cfg: LanguageModelingConfig) -> dict[str, Any]:
     return run_task(TASK, cfg)
 
 
+def export_model(model_dir: str | Path, architecture: str | None):
+    """The model `fastformer export` traces: the Fastformer LM (None for the GPT-2 baseline, not exported here)."""
+    return None if architecture == "gpt2" else load_generator(model_dir)[0]
+
+
+def generation_export(model) -> dict[str, Any]:
+    """`fastformer export`'s generate-ready pair: prefill and one-token decode programs, the state's names, what the
+    decode step takes."""
+    from fastformer.models.fastformer import exportable
+
+    return dict(
+        programs=exportable.export_causal_lm(model),
+        state=exportable.state_names(model.config.num_hidden_layers),
+        inputs="(input_ids (B, 1), *state)",
+    )
+
+
 def load_generator(model_dir: str | Path):
     """(model in eval mode, tokenizer) of a trained folder: a Fastformer or any AutoModelForCausalLM."""
     from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -247,6 +247,28 @@ def train(cfg: SummarizationConfig) -> dict[str, Any]:
     return run_task(TASK, cfg)
 
 
+def export_model(model_dir: str | Path, architecture: str | None):
+    """The model `fastformer export` traces: the encoder-decoder (None for a Lead-3 folder, which has none)."""
+    return None if architecture == "lead3" else load_model(model_dir)[0]
+
+
+def generation_export(model) -> dict[str, Any]:
+    """`fastformer export`'s generate-ready pair with the Fastformer decoder (its state has a fixed size); with the
+    Transformer decoder, why there is none."""
+    from fastformer.models.fastformer import exportable
+
+    if not model._fastformer_decoder:
+        return dict(
+            reason="not exported: the Transformer decoder's key/value cache grows every step (the teacher-forced "
+            "model.pt2 is); a summarizer trained with --model decoder_type=fastformer has them"
+        )
+    return dict(
+        programs=exportable.export_summarizer(model),
+        state=exportable.summarizer_state_names(model.decoder.num_layers),
+        inputs="(input_ids (B, 1), attention_mask of the document, *state)",
+    )
+
+
 def load_model(model_dir: str | Path):
     """(model, tokenizer) of a folder written by `fastformer train summarize`."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
