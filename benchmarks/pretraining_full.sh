@@ -8,7 +8,7 @@
 #        python benchmarks/summarize_runs.py benchmarks/results/pretraining-full   -> the table
 # Runtimes, measured (2026-12-02, IMDB-2 @512, seed 1, JOBS=2, one thread each): ~50 min an epoch, ~2.7 h a run with
 # its evaluations. The pretrained model is causal, and its classifier trains 1.5-1.8x slower a step than the same
-# bidirectional encoder (the causal op's prefix scans), ~2,300 real tokens/s here: the 24 runs are ~32 h at JOBS=2.
+# bidirectional encoder (the causal op's prefix scans), ~2,500 real tokens/s here: the 24 runs are ~60 h one at a time.
 # A run killed with its session resumes from its last epoch's checkpoint (run_sweep.sh passes --resume).
 set -euo pipefail
 IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
