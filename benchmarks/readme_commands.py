@@ -3,6 +3,7 @@
     python benchmarks/readme_commands.py                  # all of them (hours: the full-data runs are in it)
     python benchmarks/readme_commands.py --only 'lm-tiny|sum-tiny|demo'   # the commands matching a pattern
     python benchmarks/readme_commands.py --list           # what would run, and why the others cannot as written
+    OMP_NUM_THREADS=1 taskset -c 0 python benchmarks/readme_commands.py   # on one core (the README then says so)
 
 Commands run in a scratch folder (default runs/readme-check/work) beside a link to ../shared, so the README's
 relative paths (`../shared/data/...`, `runs/...`) resolve as in a clone and nothing in the clone's own runs/ is
@@ -72,7 +73,8 @@ def duration_text(seconds: float, cores: int) -> str:
 
 def annotate(text: str, rows: dict[str, dict], cores: int) -> str:
     """The README `text` with each measured command's duration at the end of its last line's comment (a comment is
-    added where there is none); an earlier duration is replaced, commands without an "ok" row are left alone."""
+    added where there is none); an earlier duration is replaced, commands without an "ok" row are left alone. A row's
+    own "cores" (the CPUs its command could use) wins over `cores`, the machine's."""
     lines = text.split("\n")
     for command in readme_commands(source=text):
         row = rows.get(command.text)
@@ -80,7 +82,7 @@ def annotate(text: str, rows: dict[str, dict], cores: int) -> str:
             continue
         i = command.end - 1
         code, hash_, comment = _split_comment(lines[i])
-        marker = duration_text(row["seconds"], cores)
+        marker = duration_text(row["seconds"], row.get("cores", cores))
         comment = DURATION.sub("", comment).rstrip()
         lines[i] = f"{code}#{comment} {marker}" if hash_ else f"{code.rstrip()}  # {marker}"
     return "\n".join(lines)
@@ -192,7 +194,8 @@ def machine() -> dict:
     return dict(
         date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         cpu=platform.processor() or platform.machine(),
-        cores=os.cpu_count(),
+        cores=len(os.sched_getaffinity(0)),  # the CPUs the commands could use (`taskset -c 0` makes it 1)
+        machine_cores=os.cpu_count(),
         torch=torch.__version__,
         python=platform.python_version(),
         threads=os.environ.get("OMP_NUM_THREADS", "all cores"),  # what each command's torch used
@@ -242,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
         seconds = round(time.perf_counter() - started, 1)
         status = "ok" if done.returncode == 0 else f"failed (exit {done.returncode})"
         print(f"README:{command.line}: {status} in {seconds} s: {command.text[:100]}", flush=True)
-        row = dict(line=command.line, command=command.text, status=status, seconds=seconds)
+        cores = len(os.sched_getaffinity(0))  # what the command could use: all the machine's, or fewer under taskset
+        row = dict(line=command.line, command=command.text, status=status, seconds=seconds, cores=cores)
         if done.returncode:
             row["output_tail"] = (done.stdout + done.stderr).strip().splitlines()[-5:]
         rows[command.text] = row
