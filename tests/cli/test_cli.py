@@ -193,14 +193,19 @@ def test_a_verb_a_task_does_not_do_is_one_line_naming_what_it_does(task, tmp_pat
             assert f"--init-from {folder}" in message
 
 
-def test_a_task_that_declares_export_has_what_export_calls():
-    """`fastformer export` names no task: it asks the folder's task module for the model (and, where it has them,
-    the generate-ready programs). A task that declares the verb must provide them; one that does not, must not
+def test_a_task_that_declares_a_verb_provides_what_the_verb_calls():
+    """`fastformer evaluate | predict | explain | export` name no task: each asks the folder's task module
+    (tasks/verbs.py). A task that declares a verb must provide its functions; one that does not, must not
     half-provide them."""
     from fastformer.tasks.registry import TASKS
+    from fastformer.tasks.verbs import VERB_FUNCTIONS, provides
 
     for name, entry in TASKS.items():
         module = entry.load()
-        assert ("export" in entry.verbs) == hasattr(module, "export_model"), name
+        for verb, alternatives in VERB_FUNCTIONS.items():
+            assert (verb in entry.verbs) == provides(module, verb), (name, verb)
+            for names in alternatives:  # all of an alternative, or none of it
+                assert len({hasattr(module, n) for n in names}) == 1, (name, verb, names)
         assert not hasattr(module, "generation_export") or "export" in entry.verbs, name
     assert [n for n, e in TASKS.items() if hasattr(e.load(), "generation_export")] == ["lm", "summarize"]
+    assert [n for n, e in TASKS.items() if hasattr(e.load(), "predict_folder")] == ["news"]

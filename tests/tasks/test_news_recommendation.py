@@ -329,6 +329,12 @@ def test_a_popularity_model_saves_its_counts_and_ranks_the_same_from_its_folder(
     again = tmp_path / "again.json"
     assert main(["evaluate", str(out), "--data", str(first), "--output", str(again)]) == 0
     assert json.loads(again.read_text())["auc"] == pytest.approx(metrics["test"]["auc"], abs=1e-9)
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(SystemExit, match=r"--max-length: not read when evaluating a news run"):
+        main(["evaluate", str(out), "--data", str(first), "--output", str(tmp_path / "x.json"), "--max-length", "9"])
+    with pytest.raises(SystemExit, match=r"a news run predicts over a data folder \(--data\), not texts"):
+        main(["predict", str(out), "a text"])
+    assert not (tmp_path / "x.json").exists() and sorted(p.name for p in out.iterdir()) == before
     # counts lost or broken: a clear error, not a silent ranking without them
     (out / "news_clicks.tsv").write_text("N1\t3\nN2 three\n")
     with pytest.raises(SystemExit, match=r"news_clicks.tsv:2: expected 'news_id<TAB>clicks'"):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 HELP = "evaluate a trained folder (any task) on labelled data"
@@ -42,15 +41,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 COMPANIONS = {"news": "prediction.txt", "summarize": "summaries.jsonl", "classification": "predictions.jsonl"}
 
 
-def output_path(args: argparse.Namespace, task: str = "classification") -> Path:
-    """Where metrics.json goes: --output, else a new evaluations/<data name>[-N] folder. --output and the file written
-    beside it are checked as every output is (`fastformer.cli.outputs.check_output`): never the data, never inside
-    the run folder or the data folder, never an existing file unless --overwrite."""
+def output_path(args: argparse.Namespace, companion: str | None = None) -> Path:
+    """Where metrics.json goes: --output, else a new evaluations/<data name>[-N] folder. --output and the file the
+    task writes beside it (`companion`) are checked as every output is (`fastformer.cli.outputs.check_output`): never
+    the data, never inside the run folder or the data folder, never an existing file unless --overwrite."""
     from fastformer.cli.outputs import OutputRefused, check_output
 
     if args.output:
         out = Path(args.output)
-        targets = [out] + ([out.with_name(COMPANIONS[task])] if task in COMPANIONS else [])
+        targets = [out] + ([out.with_name(companion)] if companion else [])
         try:
             for target in targets:
                 flag = "--output" if target == out else "--output's companion file"
@@ -74,96 +73,19 @@ def output_path(args: argparse.Namespace, task: str = "classification") -> Path:
     return folder / "metrics.json"
 
 
-def _where(args) -> dict | None:
-    return dict(item.split("=", 1) for item in args.where) or None
+def request_fields(args: argparse.Namespace) -> dict:
+    """The optional EvaluationRequest fields from the flags (None where not given)."""
+    from fastformer.tasks.verbs import EvaluationRequest
 
-
-def run_news(args, out: Path) -> dict:
-    from fastformer.tasks.news_recommendation import rank_split
-
-    metrics, report = rank_split(args.model_dir, args.data, output=out.with_name("prediction.txt"))
-    if report.summary():
-        print(f"{args.data}:\n{report.summary()}")
-    return dict(**metrics, data=report.as_dict())
-
-
-def run_summarize(args, out: Path, architecture: str | None) -> dict:
-    from fastformer.data.summarization import lead, read_pairs
-    from fastformer.tasks.common import write_jsonl
-    from fastformer.tasks.summarization import evaluate_pairs, generation_settings, load_model, summarize
-
-    pairs = read_pairs(args.data, args.source_field, args.target_field, format=args.format, where=_where(args))
-    pairs = pairs[: args.max_examples] if args.max_examples else pairs
-    cfg = generation_settings(args.model_dir)
-    start = time.perf_counter()
-    if architecture == "lead3":
-        summaries = [lead(p, 3) for p in pairs]
-    else:
-        model, tokenizer = load_model(args.model_dir)
-        gen = {"num_beams": args.num_beams} if args.num_beams else {}
-        summaries = summarize(model, tokenizer, [p.source for p in pairs], cfg, **gen)
-    metrics, rows = evaluate_pairs(pairs, summaries, cfg, time.perf_counter() - start)
-    write_jsonl(out.with_name("summaries.jsonl"), rows)
-    return metrics
-
-
-def run_lm(args, out: Path) -> dict:
-    from itertools import islice
-
-    from fastformer.data.text_corpus import read_texts
-    from fastformer.tasks.language_modeling import TokenBlocks, load_generator, perplexity
-
-    documents = read_texts(args.data, text_field=args.text_field, format=args.format, where=_where(args))
-    documents = list(islice(documents, args.max_examples))  # the first N: read no further
-    model, tokenizer = load_generator(args.model_dir)
-    block = args.max_length or getattr(model.config, "max_position_embeddings", None) or model.config.n_positions
-    start = time.perf_counter()
-    metrics = perplexity(model, TokenBlocks(documents, tokenizer, block, tokenizer.sep_token_id))
-    return dict(**metrics, documents=len(documents), block_size=block, seconds=round(time.perf_counter() - start, 2))
-
-
-def run_settings(model_dir) -> dict:
-    """The settings a run was trained with (run_config.json), or {} for a folder without them."""
-    path = Path(model_dir) / "run_config.json"
-    try:
-        return json.loads(path.read_text()) if path.is_file() else {}
-    except json.JSONDecodeError:
-        return {}
-
-
-def run_classification(args, out: Path, architecture: str | None) -> dict:
-    from fastformer.data import read_examples
-    from fastformer.tasks.classification import BASELINES, baseline_module, evaluate_split, load_model, relabel_binary
-    from fastformer.tasks.common import write_jsonl
-
-    run = run_settings(args.model_dir)  # the run's own columns and label mapping, unless given
-    text_field = args.text_field if args.text_field is not None else run.get("text_field")
-    label_field = args.label_field if args.label_field is not None else run.get("label_field")
-    threshold = args.binary_threshold if args.binary_threshold is not None else run.get("binary_threshold")
-    examples = read_examples(
-        args.data, text_field=text_field, label_field=label_field, format=args.format, where=_where(args)
-    )
-    examples = relabel_binary(examples[: args.max_examples] if args.max_examples else examples, threshold)
-    if architecture in BASELINES:
-        metrics, rows = baseline_module(architecture).evaluate(args.model_dir, examples)
-    else:
-        model, tokenizer, labels = load_model(args.model_dir)
-        max_length = args.max_length or model.config.max_position_embeddings
-        metrics, rows = evaluate_split(model, tokenizer, examples, labels, max_length)
-    write_jsonl(out.with_name("predictions.jsonl"), rows)
-    return metrics
-
-
-SHOWN = {
-    "classification": ("examples", "accuracy", "macro_f1"),
-    "lm": ("documents", "loss", "perplexity"),
-    "news": ("impressions", "auc", "mrr", "ndcg@5", "ndcg@10", "single_class", "unlabelled"),
-}
+    fields = {f for f in EvaluationRequest.__dataclass_fields__ if f not in ("model_dir", "architecture", "data")}
+    values = {name: getattr(args, name) for name in fields - {"output", "where"}}
+    return dict(values, where=dict(item.split("=", 1) for item in args.where) or None)
 
 
 def run(args: argparse.Namespace) -> int:
     from fastformer.data import DataError
-    from fastformer.tasks.registry import NotARunFolder, task_for_verb
+    from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
+    from fastformer.tasks.verbs import EvaluationRequest
 
     if args.max_examples is not None and args.max_examples < 1:  # 0 used to mean "no limit", silently
         raise SystemExit(f"fastformer evaluate: --max-examples: must be >= 1, got {args.max_examples}")
@@ -171,25 +93,21 @@ def run(args: argparse.Namespace) -> int:
         task, architecture = task_for_verb(args.model_dir, "evaluate")
     except NotARunFolder as error:
         raise SystemExit(f"fastformer evaluate: {error}") from None
-    out = output_path(args, task)
+    module = TASKS[task].load()
+    fields = request_fields(args)
+    ignored = [name for name, value in fields.items() if value is not None and name not in module.EVALUATION_FIELDS]
+    if ignored:  # a flag this task does not read would be ignored silently
+        flags = ", ".join("--" + name.replace("_", "-") for name in ignored)
+        reads = ", ".join("--" + n.replace("_", "-") for n in module.EVALUATION_FIELDS) or "none of them"
+        raise SystemExit(f"fastformer evaluate: {flags}: not read when evaluating a {task} run (it reads {reads})")
+    out = output_path(args, getattr(module, "EVALUATION_FILE", None))
+    request = EvaluationRequest(args.model_dir, architecture, args.data, output=out, **fields)
     try:
-        if task == "news":
-            metrics = run_news(args, out)
-        elif task == "summarize":
-            metrics = run_summarize(args, out, architecture)
-        elif task == "lm":
-            metrics = run_lm(args, out)
-        else:
-            metrics = run_classification(args, out, architecture)
+        metrics = module.evaluate_folder(request)
     except (DataError, ValueError, OSError) as error:
         if not args.output and not any(out.parent.iterdir()):
             out.parent.rmdir()  # the evaluations/<data> folder made for this evaluation: nothing to keep
         raise SystemExit(f"fastformer evaluate: {error}") from None
     out.write_text(json.dumps(metrics, indent=2))
-    if task == "summarize":
-        shown = {name: f"{s['f1']:.2f} [{s['low']:.2f}, {s['high']:.2f}]" for name, s in metrics["rouge"].items()}
-        shown = dict(examples=metrics["examples"], **shown)
-    else:
-        shown = {k: metrics[k] for k in SHOWN[task] if k in metrics}
-    print(json.dumps(shown), f"-> {out}")
+    print(json.dumps(module.headline(metrics)), f"-> {out}")
     return 0

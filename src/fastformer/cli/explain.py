@@ -56,27 +56,6 @@ def _check_numbers(args: argparse.Namespace) -> None:
         _fail("--layer and --head choose alpha / beta weights; pooling weights have neither")
 
 
-def _load(task: str, architecture: str | None, model_dir: str):
-    """(model, tokenizer, generate() settings) of a folder that explain can read."""
-    if architecture in ("tfidf", "nbsvm", "lead3"):
-        _fail(f"{model_dir} holds the {architecture} baseline: it has no attention weights to show")
-    if task == "lm":
-        from fastformer.tasks.language_modeling import load_generator
-
-        model, tokenizer = load_generator(model_dir)
-        return model, tokenizer, {}
-    if task == "summarize":
-        from fastformer.tasks.summarization import generate_kwargs, generation_settings, load_model
-
-        model, tokenizer = load_model(model_dir)
-        generation = generate_kwargs(model, generation_settings(model_dir))  # the summaries `predict` writes
-        return model, tokenizer, generation
-    from fastformer.tasks.classification import load_model
-
-    model, tokenizer, _ = load_model(model_dir)
-    return model, tokenizer, {}
-
-
 def _texts(args: argparse.Namespace) -> list[tuple[str, str]]:
     """(name, text) of each input: arg-N for the N-th argument, line-N for line N of --file (blank lines skipped)."""
     from fastformer.cli.streaming import inputs
@@ -94,20 +73,19 @@ def _texts(args: argparse.Namespace) -> list[tuple[str, str]]:
     return named
 
 
-def run_news(args: argparse.Namespace, output: Path) -> int:
+def explain_folder(args: argparse.Namespace, task: str, architecture: str | None, output: Path) -> int:
+    """A task explained per user of a data folder (news): one page for the user's impression."""
     from fastformer.data import DataError
-    from fastformer.data.mind import load_mind
-    from fastformer.interpret.news import explain_user
-    from fastformer.tasks.news_recommendation import load_model, load_news_clicks
+    from fastformer.tasks.registry import TASKS
+    from fastformer.tasks.verbs import ExplanationRequest
 
     if not args.user or not args.data:
-        _fail("a news recommender is explained per user: give --user ID and --data (a MIND folder)")
+        _fail(f"a {task} run is explained per user: give --user ID and --data (a MIND folder)")
     if args.texts or args.file:
-        _fail("a news recommender is explained per user (--user), not per text")
+        _fail(f"a {task} run is explained per user (--user), not per text")
+    request = ExplanationRequest(args.model_dir, architecture, args.data, args.user, args.impression)
     try:
-        model, tokenizer = load_model(args.model_dir)
-        clicks = load_news_clicks(model, args.model_dir)
-        explanation = explain_user(model, tokenizer, load_mind(args.data), args.user, args.impression, clicks)
+        explanation = TASKS[task].load().explain_folder(request)
     except (DataError, ValueError, OSError) as error:
         _fail(str(error))
     output.mkdir(parents=True, exist_ok=True)
@@ -117,12 +95,7 @@ def run_news(args: argparse.Namespace, output: Path) -> int:
         written.append(explanation.save_png(stem.with_suffix(".png")))
     if args.json:
         written.append(explanation.save_json(stem.with_suffix(".json")))
-    top = explanation.candidates[0] if explanation.candidates else None
-    said = f"; top candidate {top['news'].news_id} (score {top['score']:+.3f})" if top else ""
-    print(
-        f"user {args.user}, impression {explanation.impression_id}: {len(explanation.clicked)} clicked news, "
-        f"{len(explanation.candidates)} candidates{said}"
-    )
+    print(explanation.summary())
     for path in written:
         print(f"  -> {path}")
     return 0
@@ -131,7 +104,7 @@ def run_news(args: argparse.Namespace, output: Path) -> int:
 def run(args: argparse.Namespace) -> int:
     from fastformer.data import DataError
     from fastformer.interpret import View, explain
-    from fastformer.tasks.registry import NotARunFolder, task_for_verb
+    from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
 
     _check_numbers(args)
     try:
@@ -139,12 +112,16 @@ def run(args: argparse.Namespace) -> int:
     except NotARunFolder as error:
         _fail(str(error))
     output = Path(args.output_dir) if args.output_dir else Path(args.model_dir) / "explanations"
-    if task == "news":
-        return run_news(args, output)
+    module = TASKS[task].load()
+    if hasattr(module, "explain_folder"):
+        return explain_folder(args, task, architecture, output)
     if args.user or args.data or args.impression:
-        _fail("--user, --impression and --data are for news recommenders")
+        _fail(f"--user, --impression and --data are for runs explained per user (news); a {task} run is per text")
     named = _texts(args)
-    model, tokenizer, generation = _load(task, architecture, args.model_dir)
+    try:
+        model, tokenizer, generation = module.explained_model(args.model_dir, architecture)
+    except ValueError as error:
+        _fail(str(error))
     layers = model.config.num_hidden_layers
     heads = model.config.num_attention_heads
     if args.layer and args.layer > layers:

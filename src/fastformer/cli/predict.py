@@ -23,17 +23,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def run_news(args: argparse.Namespace) -> int:
+def predict_folder(args: argparse.Namespace, module, request) -> int:
+    """A task that predicts over a data folder (news ranks a MIND folder's impressions): its output file, by default
+    the task's PREDICTION_FILE inside the run folder."""
+    from dataclasses import replace
     from pathlib import Path
 
-    from fastformer.data import DataError
-    from fastformer.tasks.news_recommendation import rank_split
-
-    if not args.data:
-        raise SystemExit("fastformer predict: a news recommender ranks a MIND folder: give --data")
     from fastformer.cli.outputs import OutputRefused, check_output
+    from fastformer.data import DataError
 
-    default = Path(args.model_dir) / "prediction.txt"
+    default = Path(args.model_dir) / module.PREDICTION_FILE
     output = args.output or str(default)
     try:
         check_output(
@@ -46,38 +45,10 @@ def run_news(args: argparse.Namespace) -> int:
     except OutputRefused as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     try:
-        _, report = rank_split(args.model_dir, args.data, output=output)
+        print(module.predict_folder(replace(request, output=output)))
     except (DataError, ValueError, OSError) as error:
         raise SystemExit(f"fastformer predict: {error}") from None
-    print(f"{report.impressions} impressions ranked -> {output}")
-    if report.summary():
-        print(report.summary())
     return 0
-
-
-def predictor(task: str, architecture: str | None, args: argparse.Namespace):
-    """The folder's model, loaded once: a function from a list of texts to one record each."""
-    if task == "summarize":
-        from fastformer.data.summarization import split_sentences
-        from fastformer.tasks.summarization import generation_settings, load_model, summarize
-
-        if architecture == "lead3":
-            return lambda texts: [dict(summary="\n".join(split_sentences(t)[:3])) for t in texts]
-        model, tokenizer = load_model(args.model_dir)
-        settings = generation_settings(args.model_dir)
-        return lambda texts: [dict(summary=s) for s in summarize(model, tokenizer, texts, settings)]
-    if task == "lm":
-        from fastformer.tasks.language_modeling import continue_texts, load_generator
-
-        model, tokenizer = load_generator(args.model_dir)
-        return lambda texts: [
-            dict(continuation=c) for c in continue_texts(model, tokenizer, texts, max_new_tokens=args.max_new_tokens)
-        ]
-    from fastformer.tasks.classification import BASELINES, Classifier, baseline_module
-
-    if architecture in BASELINES:
-        return baseline_module(architecture).classifier(args.model_dir)
-    return Classifier(args.model_dir)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,16 +56,23 @@ def run(args: argparse.Namespace) -> int:
 
     from fastformer.cli.streaming import inputs, stream
     from fastformer.data import DataError
-    from fastformer.tasks.registry import NotARunFolder, task_for_verb
+    from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
+    from fastformer.tasks.verbs import PredictionRequest
 
     try:
         task, architecture = task_for_verb(args.model_dir, "predict")
     except NotARunFolder as error:
         raise SystemExit(f"fastformer predict: {error}") from None
-    if task == "news":
-        return run_news(args)
+    module = TASKS[task].load()
+    request = PredictionRequest(args.model_dir, architecture, data=args.data, max_new_tokens=args.max_new_tokens)
+    if hasattr(module, "predict_folder"):
+        if args.texts or args.file:
+            raise SystemExit(f"fastformer predict: a {task} run predicts over a data folder (--data), not texts")
+        if not args.data:
+            raise SystemExit(f"fastformer predict: a {task} run predicts over a data folder: give --data")
+        return predict_folder(args, module, request)
     if args.data:
-        raise SystemExit("fastformer predict: --data is for news recommenders; give texts or --file")
+        raise SystemExit(f"fastformer predict: --data: a {task} run predicts from texts; give texts or --file")
     if args.file and not Path(args.file).is_file():
         from fastformer.cli.inputs import not_a_file
 
@@ -109,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         except OutputRefused as error:
             raise SystemExit(f"fastformer predict: {error}") from None
     try:
-        predict = predictor(task, architecture, args)
+        predict = module.predictor(request)
         stream(inputs(args.texts, args.file), predict, args.output, progress=not args.no_progress)
     except (DataError, ValueError) as error:
         raise SystemExit(f"fastformer predict: {error}") from None

@@ -69,6 +69,15 @@ class NewsExplanation:
     def to_html(self) -> str:
         return news_page(self)
 
+    def summary(self) -> str:
+        """One line: the user, the impression, what was clicked and the top candidate."""
+        top = self.candidates[0] if self.candidates else None
+        said = f"; top candidate {top['news'].news_id} (score {top['score']:+.3f})" if top else ""
+        return (
+            f"user {self.user_id}, impression {self.impression_id}: {len(self.clicked)} clicked news, "
+            f"{len(self.candidates)} candidates{said}"
+        )
+
     def _repr_html_(self) -> str:
         return framed(self.to_html())
 

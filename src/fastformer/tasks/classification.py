@@ -305,7 +305,7 @@ def train(cfg: ClassificationConfig) -> dict[str, Any]:
 
 def export_model(model_dir: str | Path, architecture: str | None):
     """The model `fastformer export` traces: the classifier (None for a bag-of-words folder, which has none)."""
-    return None if architecture in ("tfidf", "nbsvm") else load_model(model_dir)[0]
+    return None if architecture in BASELINES else load_model(model_dir)[0]
 
 
 def load_model(model_dir: str | Path):
@@ -345,3 +345,51 @@ class Classifier:
 def predict_texts(model_dir: str | Path, texts: list[str], max_length: int | None = None) -> list[dict[str, Any]]:
     """Label and class probabilities for each text."""
     return Classifier(model_dir, max_length)(texts)
+
+
+# --- the commands on a trained folder (tasks/verbs.py) ---
+EVALUATION_FILE = "predictions.jsonl"
+EVALUATION_FIELDS = ("text_field", "label_field", "format", "where", "binary_threshold", "max_examples", "max_length")
+
+
+def evaluate_folder(request) -> dict[str, Any]:
+    """Accuracy, macro-F1 and the confusion matrix of a trained folder (a model or a bag-of-words baseline) on a
+    labelled file, read with the run's own columns and label mapping unless the request names others; the predictions
+    go to EVALUATION_FILE beside request.output."""
+    from fastformer.tasks.run_folder import run_settings
+
+    run = run_settings(request.model_dir)
+    text_field = request.text_field if request.text_field is not None else run.get("text_field")
+    label_field = request.label_field if request.label_field is not None else run.get("label_field")
+    threshold = request.binary_threshold if request.binary_threshold is not None else run.get("binary_threshold")
+    examples = read_examples(
+        request.data, text_field=text_field, label_field=label_field, format=request.format, where=request.where
+    )
+    examples = relabel_binary(examples[: request.max_examples] if request.max_examples else examples, threshold)
+    if request.architecture in BASELINES:
+        metrics, rows = baseline_module(request.architecture).evaluate(request.model_dir, examples)
+    else:
+        model, tokenizer, labels = load_model(request.model_dir)
+        max_length = request.max_length or model.config.max_position_embeddings
+        metrics, rows = evaluate_split(model, tokenizer, examples, labels, max_length)
+    write_jsonl(Path(request.output).with_name(EVALUATION_FILE), rows)
+    return metrics
+
+
+def headline(metrics: dict[str, Any]) -> dict[str, Any]:
+    return {k: metrics[k] for k in ("examples", "accuracy", "macro_f1") if k in metrics}
+
+
+def predictor(request):
+    """The folder's classifier (or baseline) loaded once: texts -> label and class probabilities each."""
+    if request.architecture in BASELINES:
+        return baseline_module(request.architecture).classifier(request.model_dir)
+    return Classifier(request.model_dir)
+
+
+def explained_model(model_dir: str | Path, architecture: str | None):
+    """(model, tokenizer, generate settings) that `fastformer explain` reads the weights of."""
+    if architecture in BASELINES:
+        raise ValueError(f"{model_dir} holds the {architecture} baseline: it has no attention weights to show")
+    model, tokenizer, _ = load_model(model_dir)
+    return model, tokenizer, {}

@@ -471,3 +471,45 @@ def rank_split(model_dir: str | Path, data_path: str | Path, output: str | Path 
     if output:
         write_rankings(output, [i.impression_id for i in data.impressions], ranks)
     return metrics, data.report
+
+
+# --- the commands on a trained folder (tasks/verbs.py) ---
+EVALUATION_FILE = "prediction.txt"  # the leaderboard's format, beside metrics.json
+EVALUATION_FIELDS = ()  # a MIND folder says everything
+PREDICTION_FILE = "prediction.txt"  # predict_folder's output inside the run folder when none is given
+
+
+def evaluate_folder(request) -> dict[str, Any]:
+    """AUC, MRR, nDCG@5 and nDCG@10 (as MIND's official scorer) over a MIND folder's labelled impressions, its
+    rankings to EVALUATION_FILE beside request.output; what the data held (and skipped) under "data"."""
+    rankings = Path(request.output).with_name(EVALUATION_FILE)
+    metrics, report = rank_split(request.model_dir, request.data, output=rankings)
+    if report.summary():
+        print(f"{request.data}:\n{report.summary()}")
+    return dict(**metrics, data=report.as_dict())
+
+
+def headline(metrics: dict[str, Any]) -> dict[str, Any]:
+    shown = ("impressions", "auc", "mrr", "ndcg@5", "ndcg@10", "single_class", "unlabelled")
+    return {k: metrics[k] for k in shown if k in metrics}
+
+
+def predict_folder(request) -> str:
+    """Rank the candidates of every impression of a MIND folder (labels not needed) into the leaderboard's prediction
+    file (`impression_id [rank1,rank2,...]`, 1-based) at request.output; returns what was done, in a line or two."""
+    if not request.data:
+        raise ValueError("a news recommender ranks a MIND folder: give --data")
+    _, report = rank_split(request.model_dir, request.data, output=request.output)
+    return f"{report.impressions} impressions ranked -> {request.output}" + (
+        f"\n{report.summary()}" if report.summary() else ""
+    )
+
+
+def explain_folder(request):
+    """One user's impression explained: which clicked news made the user vector, each one's share of every
+    candidate's score, and the title words behind each news vector (fastformer.interpret.news)."""
+    from fastformer.interpret.news import explain_user
+
+    model, tokenizer = load_model(request.model_dir)
+    clicks = load_news_clicks(model, request.model_dir)
+    return explain_user(model, tokenizer, load_mind(request.data), request.user, request.impression, clicks)

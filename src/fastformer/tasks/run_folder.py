@@ -432,3 +432,13 @@ def folder_task(path: str | Path) -> str | None:
             if task:
                 return task
     return None
+
+
+def run_settings(path: str | Path) -> dict[str, Any]:
+    """The settings a finished run was trained with (its run_config.json), or {} for a folder without them (a folder
+    of an earlier version, a checkpoint saved by hand)."""
+    config = Path(path) / "run_config.json"
+    try:
+        return json.loads(config.read_text()) if config.is_file() else {}
+    except json.JSONDecodeError:
+        return {}

@@ -297,3 +297,55 @@ def generation_settings(model_dir: str | Path) -> SummarizationConfig:
         "seed",
     )
     return SummarizationConfig(**{k: values[k] for k in keep if k in values and k in known})
+
+
+# --- the commands on a trained folder (tasks/verbs.py) ---
+EVALUATION_FILE = "summaries.jsonl"
+EVALUATION_FIELDS = ("source_field", "target_field", "format", "where", "max_examples", "num_beams")
+
+
+def evaluate_folder(request) -> dict[str, Any]:
+    """ROUGE-1/2/L/Lsum (bootstrap intervals) of a trained folder's summaries (or Lead-3's) of a file of document /
+    summary pairs, generated with the run's settings (`num_beams` overrides its beam size); the summaries go to
+    EVALUATION_FILE beside request.output."""
+    pairs = read_pairs(
+        request.data, request.source_field, request.target_field, format=request.format, where=request.where
+    )
+    pairs = pairs[: request.max_examples] if request.max_examples else pairs
+    cfg = generation_settings(request.model_dir)
+    start = time.perf_counter()
+    if request.architecture == "lead3":
+        summaries = [lead(p, 3) for p in pairs]
+    else:
+        model, tokenizer = load_model(request.model_dir)
+        beams = {"num_beams": request.num_beams} if request.num_beams else {}
+        summaries = summarize(model, tokenizer, [p.source for p in pairs], cfg, **beams)
+    metrics, rows = evaluate_pairs(pairs, summaries, cfg, time.perf_counter() - start)
+    write_jsonl(Path(request.output).with_name(EVALUATION_FILE), rows)
+    return metrics
+
+
+def headline(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The pairs, then each ROUGE F1 with its bootstrap interval."""
+    scores = {name: f"{s['f1']:.2f} [{s['low']:.2f}, {s['high']:.2f}]" for name, s in metrics["rouge"].items()}
+    return dict(examples=metrics["examples"], **scores)
+
+
+def predictor(request):
+    """The folder's summarizer (or Lead-3) loaded once: documents -> their summary each."""
+    if request.architecture == "lead3":
+        from fastformer.data.summarization import split_sentences
+
+        return lambda texts: [dict(summary="\n".join(split_sentences(t)[:3])) for t in texts]
+    model, tokenizer = load_model(request.model_dir)
+    settings = generation_settings(request.model_dir)
+    return lambda texts: [dict(summary=s) for s in summarize(model, tokenizer, texts, settings)]
+
+
+def explained_model(model_dir: str | Path, architecture: str | None):
+    """(model, tokenizer, generate settings): `fastformer explain` reads its encoder over the source, and the summary
+    it shows is the one `predict` writes."""
+    if architecture == "lead3":
+        raise ValueError(f"{model_dir} holds the lead3 baseline: it has no attention weights to show")
+    model, tokenizer = load_model(model_dir)
+    return model, tokenizer, generate_kwargs(model, generation_settings(model_dir))
