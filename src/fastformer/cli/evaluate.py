@@ -74,12 +74,13 @@ def output_path(args: argparse.Namespace, companion: str | None = None) -> Path:
 
 
 def request_fields(args: argparse.Namespace) -> dict:
-    """The optional EvaluationRequest fields from the flags (None where not given)."""
+    """The optional EvaluationRequest fields from the flags (None where not given), in the request's order."""
     from fastformer.tasks.verbs import EvaluationRequest
 
-    fields = {f for f in EvaluationRequest.__dataclass_fields__ if f not in ("model_dir", "architecture", "data")}
-    values = {name: getattr(args, name) for name in fields - {"output", "where"}}
-    return dict(values, where=dict(item.split("=", 1) for item in args.where) or None)
+    fixed = ("model_dir", "architecture", "data", "output")
+    names = [name for name in EvaluationRequest.__dataclass_fields__ if name not in fixed]
+    where = dict(item.split("=", 1) for item in args.where) or None
+    return {name: where if name == "where" else getattr(args, name) for name in names}
 
 
 def run(args: argparse.Namespace) -> int:
