@@ -104,8 +104,8 @@ FORBIDDEN = {
     "data": ("models", "tasks", "cli", "benchmark", "metrics", "layers", "ops", "interpret"),
     "metrics": ("models", "tasks", "cli", "benchmark", "interpret"),
     "models": ("tasks", "cli", "benchmark", "interpret"),
-    "tasks": ("cli", "benchmark", "interpret"),
-    "interpret": ("cli", "benchmark"),
+    "tasks": ("cli", "benchmark"),  # a task hands its model to interpret/ (explain_folder)
+    "interpret": ("cli", "benchmark", "tasks"),  # below the tasks: it explains models, whoever trained them
     "benchmark": ("cli", "interpret"),
 }
 

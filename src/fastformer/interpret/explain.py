@@ -26,19 +26,17 @@ from fastformer.interpret.words import TokenizedText, split_words
 
 
 def model_task(model) -> str:
-    """classification | lm | summarize, from the model's class."""
-    from fastformer.models.fastformer import (
-        FastformerForCausalLM,
-        FastformerForConditionalGeneration,
-        FastformerForSequenceClassification,
-    )
+    """classification | lm | summarize: what kind of prediction the model makes (from its class)."""
+    return scorer_for(model).kind
 
-    if isinstance(model, FastformerForSequenceClassification):
-        return "classification"
-    if isinstance(model, FastformerForCausalLM):
-        return "lm"
-    if isinstance(model, FastformerForConditionalGeneration):
-        return "summarize"
+
+def scorer_for(model) -> type[Scorer]:
+    """The scorer of a model's kind of prediction (SCORERS, by the model's class)."""
+    from fastformer.models import fastformer as models
+
+    for name, scorer in SCORERS.items():
+        if isinstance(model, getattr(models, name)):
+            return scorer
     raise ValueError(
         f"explain takes a Fastformer classifier, language model or summarizer, not {type(model).__name__} "
         "(a news recommender is explained per user: fastformer.interpret.explain_user)"
@@ -57,11 +55,14 @@ def _to_numpy(weights) -> list[dict[str, np.ndarray]]:
     return [dict(alpha=a[0].double().cpu().numpy(), beta=b[0].double().cpu().numpy()) for a, b in weights]
 
 
-class _Scorer:
-    """The prediction of one task and the score that faithfulness follows, for any list of texts."""
+class Scorer:
+    """One kind of prediction and the score that faithfulness follows, for any list of texts: `predict` one text
+    (and remember what it predicted), then `scores` for texts with words cut (the same prediction's score)."""
 
-    def __init__(self, model, tokenizer, task: str, max_length: int, generation: dict[str, Any]):
-        self.model, self.tokenizer, self.task, self.max_length = model, tokenizer, task, max_length
+    kind = ""
+
+    def __init__(self, model, tokenizer, max_length: int, generation: dict[str, Any]):
+        self.model, self.tokenizer, self.max_length = model, tokenizer, max_length
         self.generation = generation
         self.device = next(model.parameters()).device
         self.target: Any = None  # what the score is of: a class id, a token id, the summary's ids
@@ -72,34 +73,70 @@ class _Scorer:
         batch = self.tokenizer.pad({"input_ids": ids}, padding_side="left" if left else "right", return_tensors="pt")
         return {name: batch[name].to(self.device) for name in ("input_ids", "attention_mask")}
 
+    def predict(self, input_ids: torch.Tensor) -> tuple[dict[str, Any], list, np.ndarray | None]:
+        """(prediction record, per-layer (alpha, beta) tensors, pooling weights or None) for one text (1, N)."""
+        raise NotImplementedError
+
+    def batch_scores(self, texts: list[str]) -> torch.Tensor:
+        """The prediction's score for each text of a batch."""
+        raise NotImplementedError
+
     @torch.no_grad()
-    def predict(self, text: str, ids: list[int]) -> tuple[dict[str, Any], list, np.ndarray | None]:
-        """(prediction record, per-layer (alpha, beta) tensors, pooling weights or None) for one text."""
-        input_ids = torch.tensor([ids], device=self.device)
-        if self.task == "classification":
-            out = self.model(input_ids, output_attentions=True)
-            probs = out.logits.float().softmax(-1)[0].cpu()
-            self.target = int(probs.argmax())
-            names = self.model.config.id2label
-            prediction = dict(
-                label=str(names[self.target]),
-                probabilities={str(names[i]): round(float(p), 6) for i, p in enumerate(probs)},
-                score_name=f"probability of {names[self.target]}",
-            )
-            return prediction, out.additive_attentions, out.pooling_attentions[0].double().cpu().numpy()
-        if self.task == "lm":
-            out = self.model(input_ids, output_attentions=True, use_cache=False)
-            probs = out.logits[0, -1].float().softmax(-1).cpu()
-            top = probs.topk(min(5, probs.numel()))
-            self.target = int(top.indices[0])
-            expected = [
-                dict(token=self.tokenizer.decode([int(i)]), probability=round(float(p), 6))
-                for p, i in zip(top.values, top.indices, strict=True)
-            ]
-            prediction = dict(
-                next_tokens=expected, score_name=f"probability of the next token {expected[0]['token']!r}"
-            )
-            return prediction, out.additive_attentions, None
+    def scores(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
+        """The prediction's score for each text (see the module docstring)."""
+        out = [self.batch_scores(texts[start : start + batch_size]) for start in range(0, len(texts), batch_size)]
+        return torch.cat(out).cpu().numpy().astype(np.float64)
+
+
+class ClassifierScorer(Scorer):
+    """The predicted class's probability; weights: the pooling before the classifier and each layer's."""
+
+    kind = "classification"
+
+    def predict(self, input_ids):
+        out = self.model(input_ids, output_attentions=True)
+        probs = out.logits.float().softmax(-1)[0].cpu()
+        self.target = int(probs.argmax())
+        names = self.model.config.id2label
+        prediction = dict(
+            label=str(names[self.target]),
+            probabilities={str(names[i]): round(float(p), 6) for i, p in enumerate(probs)},
+            score_name=f"probability of {names[self.target]}",
+        )
+        return prediction, out.additive_attentions, out.pooling_attentions[0].double().cpu().numpy()
+
+    def batch_scores(self, texts):
+        return self.model(**self._batch(texts)).logits.float().softmax(-1)[:, self.target]
+
+
+class NextTokenScorer(Scorer):
+    """The expected next token's probability after the text (left-padded, so the last column is the text's end)."""
+
+    kind = "lm"
+
+    def predict(self, input_ids):
+        out = self.model(input_ids, output_attentions=True, use_cache=False)
+        probs = out.logits[0, -1].float().softmax(-1).cpu()
+        top = probs.topk(min(5, probs.numel()))
+        self.target = int(top.indices[0])
+        expected = [
+            dict(token=self.tokenizer.decode([int(i)]), probability=round(float(p), 6))
+            for p, i in zip(top.values, top.indices, strict=True)
+        ]
+        prediction = dict(next_tokens=expected, score_name=f"probability of the next token {expected[0]['token']!r}")
+        return prediction, out.additive_attentions, None
+
+    def batch_scores(self, texts):
+        logits = self.model(**self._batch(texts, left=True), use_cache=False).logits.float()
+        return logits[:, -1].softmax(-1)[:, self.target]
+
+
+class SummaryScorer(Scorer):
+    """The generated summary's per-token probability (geometric mean); weights: the encoder's over the source."""
+
+    kind = "summarize"
+
+    def predict(self, input_ids):
         encoder = self.model.get_encoder()
         weights = encoder(input_ids, output_attentions=True, return_dict=True).additive_attentions
         generated = self.model.generate(
@@ -113,29 +150,24 @@ class _Scorer:
         )
         return prediction, weights, None
 
-    @torch.no_grad()
-    def scores(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
-        """The prediction's score for each text (see the module docstring)."""
-        out = []
-        for start in range(0, len(texts), batch_size):
-            chunk = texts[start : start + batch_size]
-            if self.task == "classification":
-                logits = self.model(**self._batch(chunk)).logits.float()
-                out.append(logits.softmax(-1)[:, self.target])
-            elif self.task == "lm":
-                logits = self.model(**self._batch(chunk, left=True), use_cache=False).logits.float()
-                out.append(logits[:, -1].softmax(-1)[:, self.target])
-            else:
-                batch = self._batch(chunk)
-                labels = torch.tensor([self.target] * len(chunk), device=self.device)
-                logits = self.model(**batch, labels=labels).logits.float()
-                token_logp = logits.log_softmax(-1).gather(-1, labels[..., None])[..., 0]  # (B, T)
-                out.append(token_logp.mean(-1).exp())
-        return torch.cat(out).cpu().numpy().astype(np.float64)
+    def batch_scores(self, texts):
+        batch = self._batch(texts)
+        labels = torch.tensor([self.target] * len(texts), device=self.device)
+        logits = self.model(**batch, labels=labels).logits.float()
+        token_logp = logits.log_softmax(-1).gather(-1, labels[..., None])[..., 0]  # (B, T)
+        return token_logp.mean(-1).exp()
+
+
+# model class (fastformer.models.fastformer) -> the scorer of its prediction; a new kind of model is one line here
+SCORERS: dict[str, type[Scorer]] = {
+    "FastformerForSequenceClassification": ClassifierScorer,
+    "FastformerForCausalLM": NextTokenScorer,
+    "FastformerForConditionalGeneration": SummaryScorer,
+}
 
 
 def faithfulness_check(
-    scorer: _Scorer, tokenized: TokenizedText, explanation: Explanation, k: int, trials: int, seed: int
+    scorer: Scorer, tokenized: TokenizedText, explanation: Explanation, k: int, trials: int, seed: int
 ) -> dict[str, Any] | None:
     """How much the prediction's score falls when the k top-weighted read words are cut, for each kind of weight,
     against k random read words (mean and standard deviation over `trials` draws). None for texts under 2 words."""
@@ -183,18 +215,19 @@ def explain(
     arguments for a summarizer (default greedy, up to the model's target length).
     Returns an `Explanation` (`.to_html()`, `.save_png()`, `.top_words()`, `.to_dict()`; shown inline in Jupyter).
     """
-    task = model_task(model)
+    scorer_class = scorer_for(model)
     _check_additive(model)
     model.eval()
     max_length = max_length or model.config.max_position_embeddings
     tokenized = split_words(tokenizer, text, max_length)
     if not tokenized.input_ids:
         raise ValueError("the text has no tokens to explain (it is empty or only spaces)")
-    if task == "summarize":
+    if scorer_class is SummaryScorer:  # default: greedy, up to the model's target length
         generation = {"num_beams": 1, "max_new_tokens": model.config.max_target_positions - 1, **(generation or {})}
-    scorer = _Scorer(model, tokenizer, task, max_length, generation or {})
+    scorer = scorer_class(model, tokenizer, max_length, generation or {})
     text = tokenized.text  # a long text is cut past what the model reads (same input tokens)
-    prediction, weights, pooling = scorer.predict(text, tokenized.input_ids)
+    with torch.no_grad():
+        prediction, weights, pooling = scorer.predict(torch.tensor([tokenized.input_ids], device=scorer.device))
     layers = _to_numpy(weights)
     outside: dict[str, float] = {}
     word_layers = []
@@ -210,7 +243,7 @@ def explain(
         outside["pooling"] = float(rest)
     explanation = Explanation(
         text=text,
-        task=task,
+        task=scorer.kind,
         words=tokenized.words,
         layers=word_layers,
         pooling=word_pooling,
