@@ -22,8 +22,8 @@ def flag_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def add_config_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
-    """One flag per field of `cls` that has one (metadata flag=True)."""
+def add_config_arguments(parser: argparse.ArgumentParser, cls: type, config_file: bool = True) -> None:
+    """One flag per field of `cls` that has one (metadata flag=True); `config_file`: also --config FILE."""
     types = field_types(cls)
     for f in dataclasses.fields(cls):
         meta = f.metadata
@@ -73,7 +73,9 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
             metavar="SPLIT:KEY=VALUE",
             help="JSON Lines filter, e.g. train:split=train test:split=test (repeatable)",
         )
-    parser.add_argument("--config", default=argparse.SUPPRESS, help="YAML or JSON file of settings (flags override)")
+    if config_file:
+        help_text = "YAML or JSON file of settings (flags override)"
+        parser.add_argument("--config", default=argparse.SUPPRESS, help=help_text)
 
 
 def _metavar(choices, origin) -> str | None:

@@ -116,8 +116,45 @@ def _check_type(name: str, value: Any, annotation: Any) -> Any:
     raise SettingError(name, f"expected {expected.get(origin, origin)}, got {value!r}")
 
 
+class Settings:
+    """Settings of a command as a dataclass of `setting(...)` fields: built from a dict with type checks, then every
+    field's range, choices and paths checked, so a user error is one line naming the setting. `RunConfig` (a training
+    run) and the settings of the verbs on a trained folder (`fastformer evaluate`, tasks/verbs.py) are ones."""
+
+    # ---- building and checking ----------------------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]):
+        """An instance from a dict (a config file, run_config.json); unknown fields and bad values are errors."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise SettingError(unknown[0], f"no such setting for this task; known: {', '.join(sorted(known))}")
+        types = field_types(cls)
+        cfg = cls(**{name: _check_type(name, value, types[name]) for name, value in values.items()})
+        cfg.check()
+        return cfg
+
+    def check(self) -> None:
+        """Range, choice and path checks of every field; subclasses add checks across fields."""
+        for f in dataclasses.fields(self):
+            value, meta = getattr(self, f.name), f.metadata
+            if value is None:
+                continue
+            choices = meta.get("choices")
+            if choices is not None:
+                bad = [v for v in (value if isinstance(value, list) else [value]) if v not in choices]
+                if bad:
+                    raise SettingError(f.name, f"{bad[0]!r} is not one of {', '.join(map(str, choices))}")
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                _check_range(f.name, value, meta)
+            if meta.get("paths") and isinstance(value, str):
+                for part in value.split(","):
+                    _check_path(f.name, part.strip(), meta["paths"])
+
+
 @dataclass
-class RunConfig:
+class RunConfig(Settings):
     """What every task's run has. Saved as run_config.json beside the model."""
 
     output_dir: str = setting("runs/run", "output folder (made by the run; see --overwrite)", shapes_weights=False)
@@ -148,37 +185,6 @@ class RunConfig:
     max_grad_norm: float = setting(1.0, "gradient clipping norm", above=0)
     logging_steps: int = setting(20, "log the training loss every N steps", minimum=1, shapes_weights=False)
     progress: bool = setting(True, "progress bars (--no-progress: none)", shapes_weights=False)
-
-    # ---- building and checking ----------------------------------------------------------------------------------
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any]):
-        """An instance from a dict (a config file, run_config.json); unknown fields and bad values are errors."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise SettingError(unknown[0], f"no such setting for this task; known: {', '.join(sorted(known))}")
-        types = field_types(cls)
-        cfg = cls(**{name: _check_type(name, value, types[name]) for name, value in values.items()})
-        cfg.check()
-        return cfg
-
-    def check(self) -> None:
-        """Range, choice and path checks of every field; task configs add checks across fields."""
-        for f in dataclasses.fields(self):
-            value, meta = getattr(self, f.name), f.metadata
-            if value is None:
-                continue
-            choices = meta.get("choices")
-            if choices is not None:
-                bad = [v for v in (value if isinstance(value, list) else [value]) if v not in choices]
-                if bad:
-                    raise SettingError(f.name, f"{bad[0]!r} is not one of {', '.join(map(str, choices))}")
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                _check_range(f.name, value, meta)
-            if meta.get("paths") and isinstance(value, str):
-                for part in value.split(","):
-                    _check_path(f.name, part.strip(), meta["paths"])
 
     def fingerprint_settings(self) -> dict[str, Any]:
         """The settings that shape the trained weights (what a checkpoint must have been trained with to resume)."""

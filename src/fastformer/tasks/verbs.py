@@ -14,7 +14,7 @@ predict | explain | export` name no task: a task that declares a verb in `tasks.
   `save_json` and a `summary()` line) for one explained per user of a data folder;
 - export: `export_model(folder, architecture)` and, with a fixed-size decoding state, `generation_export(model)`.
 
-Imports the stdlib only.
+Imports the stdlib only (and the settings machinery, which does too).
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from fastformer.tasks.config import SettingError, Settings, setting
 
 VERB_FUNCTIONS = {
     "evaluate": (("evaluate_folder", "headline", "EVALUATION_FIELDS"),),
@@ -34,6 +37,43 @@ VERB_FUNCTIONS = {
 def provides(module, verb: str) -> bool:
     """Whether a task module provides every name of one of the verb's alternatives."""
     return any(all(hasattr(module, name) for name in names) for names in VERB_FUNCTIONS.get(verb, ((),)))
+
+
+@dataclass
+class EvaluationSettings(Settings):
+    """`fastformer evaluate`'s flags, one field each (the command line is derived from them, as `train`'s from the
+    run configs). None: the run's own setting, or the task's default. A task reads some of them (its
+    EVALUATION_FIELDS); one it does not read is refused."""
+
+    data: str | None = setting(
+        None, "labelled data: a file in the training formats; lm: documents; news: a MIND folder or behaviors.tsv"
+    )
+    text_field: str | None = setting(None, "text column / JSON key (default: the run's own, from run_config.json)")
+    label_field: str | None = setting(None, "label column / JSON key (default: the run's own)")
+    source_field: str | None = setting(None, "summarize: document column / key (default: as training reads it)")
+    target_field: str | None = setting(None, "summarize: summary column / key (default: as training reads it)")
+    format: str | None = setting(None, "file format (default: from the file name; the task's training formats)")
+    where: dict[str, str] | None = setting(None, "JSON Lines filter (--where KEY=VALUE)", flag=False)
+    binary_threshold: float | None = setting(None, "numeric labels to pos / neg (default: the run's own)")
+    max_examples: int | None = setting(None, "only the first N examples / pairs / documents", minimum=1)
+    max_length: int | None = setting(None, "tokens read per text (default: the model's positions)", minimum=1)
+    num_beams: int | None = setting(None, "summarize: beam size (default: the run's)", minimum=1)
+    output: str | None = setting(None, "metrics JSON path (default: MODEL_DIR/evaluations/<data name>/metrics.json)")
+    overwrite: bool = setting(False, "replace an existing --output (and the file the task writes beside it)")
+
+    def check(self) -> None:
+        if self.data is None:
+            raise SettingError("data", "required: the labelled data to evaluate on")
+        super().check()
+
+    def given(self) -> dict[str, Any]:
+        """The data and model settings that were set (what a task must read, or refuse)."""
+        fixed = ("data", "output", "overwrite")
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in fixed and getattr(self, f.name) is not None
+        }
 
 
 @dataclass(frozen=True)
@@ -54,11 +94,6 @@ class EvaluationRequest:
     max_examples: int | None = None
     max_length: int | None = None
     num_beams: int | None = None
-
-    def given(self) -> list[str]:
-        """The optional fields that were set (the data filters and model settings the user asked for)."""
-        fixed = {"model_dir", "architecture", "data", "output"}
-        return [f.name for f in dataclasses.fields(self) if f.name not in fixed and getattr(self, f.name) is not None]
 
 
 @dataclass(frozen=True)
