@@ -2,9 +2,12 @@ import os
 
 import torch
 
-# two quiet cores (CI): one thread per pytest-xdist worker when the suite runs on both, else two
+# two quiet cores (CI): one thread per pytest-xdist worker when the suite runs on both, else two; the processes a test
+# starts (`fastformer train`, torchrun's workers) inherit one thread too, instead of two each beside the other worker
 threads = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
 torch.set_num_threads(max(1, min(threads, torch.get_num_threads())))
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def pytest_collection_modifyitems(items):

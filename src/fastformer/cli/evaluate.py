@@ -29,17 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_settings(args: argparse.Namespace):
     """EvaluationSettings from the flags given (range-checked; --data required), or a one-line exit."""
-    from fastformer.tasks.config import SettingError
+    from fastformer.cli.settings import verb_settings
     from fastformer.tasks.verbs import EvaluationSettings
 
-    given = {k: v for k, v in vars(args).items() if k not in ("command", "model_dir")}
-    where = given.pop("where", [])
-    if any("=" not in item for item in where):
-        raise SystemExit(f"fastformer evaluate: --where {next(i for i in where if '=' not in i)!r}: expected KEY=VALUE")
-    try:
-        return EvaluationSettings.from_dict(dict(given, where=dict(item.split("=", 1) for item in where) or None))
-    except (SettingError, ValueError) as error:
-        raise SystemExit(f"fastformer evaluate: {error}") from None
+    where = getattr(args, "where", [])
+    bad = [item for item in where if "=" not in item]
+    if bad:
+        raise SystemExit(f"fastformer evaluate: --where {bad[0]!r}: expected KEY=VALUE")
+    where = dict(item.split("=", 1) for item in where) or None
+    return verb_settings(EvaluationSettings, args, "evaluate", ("model_dir",), where=where)[0]
 
 
 def output_path(model_dir: str, settings, companion: str | None = None) -> Path:

@@ -16,44 +16,16 @@ HELP = "explain predictions: each word shaded by the model's additive-attention 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from fastformer.cli.settings import add_config_arguments
+    from fastformer.tasks.verbs import ExplanationSettings
+
     parser.add_argument("model_dir", help="a folder written by `fastformer train`")
     parser.add_argument("texts", nargs="*", help="texts to explain")
-    parser.add_argument("--file", help="a file with one text per line (blank lines are skipped)")
-    parser.add_argument("--output-dir", help="where the pages go (default: MODEL_DIR/explanations)")
-    parser.add_argument("--png", action="store_true", help="also write a static picture (matplotlib) per input")
-    parser.add_argument("--json", action="store_true", help="also write the weights and prediction as JSON")
-    parser.add_argument(
-        "--weights",
-        choices=["pooling", "alpha", "beta"],
-        help="the weights the page opens on (default: pooling where the model pools, else alpha)",
-    )
-    parser.add_argument("--layer", type=int, help="layer of alpha / beta, 1-based (default: the last)")
-    parser.add_argument("--head", type=int, help="one head, 1-based (default: the mean of the heads)")
-    parser.add_argument("--max-length", type=int, help="tokens read (default: the model's maximum)")
-    parser.add_argument(
-        "--top-k",
-        type=int,
-        default=5,
-        help="faithfulness: words cut, the top-weighted against random ones (0: no check)",
-    )
-    parser.add_argument("--trials", type=int, default=20, help="faithfulness: random draws (default 20)")
-    parser.add_argument("--page-words", type=int, default=400, help="words per page of a long text (default 400)")
-    parser.add_argument("--user", help="news: the user whose ranking to explain")
-    parser.add_argument("--impression", help="news: which of the user's impressions (default: the first)")
-    parser.add_argument("--data", help="news: a MIND folder or behaviors.tsv with the user's impressions")
+    add_config_arguments(parser, ExplanationSettings, config_file=False)
 
 
 def _fail(message: str):
     raise SystemExit(f"fastformer explain: {message}")
-
-
-def _check_numbers(args: argparse.Namespace) -> None:
-    for name, least in (("layer", 1), ("head", 1), ("max_length", 1), ("top_k", 0), ("trials", 1), ("page_words", 1)):
-        value = getattr(args, name)
-        if value is not None and value < least:
-            _fail(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
-    if args.weights == "pooling" and (args.layer or args.head):
-        _fail("--layer and --head choose alpha / beta weights; pooling weights have neither")
 
 
 def _texts(args: argparse.Namespace) -> list[tuple[str, str]]:
@@ -102,11 +74,13 @@ def explain_folder(args: argparse.Namespace, task: str, architecture: str | None
 
 
 def run(args: argparse.Namespace) -> int:
+    from fastformer.cli.settings import verb_settings
     from fastformer.data import DataError
     from fastformer.interpret import View, explain
     from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
+    from fastformer.tasks.verbs import ExplanationSettings
 
-    _check_numbers(args)
+    _, args = verb_settings(ExplanationSettings, args, "explain", ("model_dir", "texts"))
     try:
         task, architecture = task_for_verb(args.model_dir, "explain")
     except NotARunFolder as error:

@@ -13,14 +13,12 @@ HELP = "predict with a trained folder: labels, continuations, summaries or ranki
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from fastformer.cli.settings import add_config_arguments
+    from fastformer.tasks.verbs import PredictionSettings
+
     parser.add_argument("model_dir", help="a folder written by `fastformer train`")
     parser.add_argument("texts", nargs="*", help="texts (documents, prompts) to predict for")
-    parser.add_argument("--file", help="a file with one text per line (read as it is predicted)")
-    parser.add_argument("--data", help="news: a MIND folder or behaviors.tsv (labels not needed) to rank")
-    parser.add_argument("--max-new-tokens", type=int, default=40, help="lm: tokens generated per prompt")
-    parser.add_argument("--output", help="write here instead of printing (news: default MODEL_DIR/prediction.txt)")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_config_arguments(parser, PredictionSettings, config_file=False)
 
 
 def predict_folder(args: argparse.Namespace, module, request) -> int:
@@ -54,11 +52,13 @@ def predict_folder(args: argparse.Namespace, module, request) -> int:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from fastformer.cli.settings import verb_settings
     from fastformer.cli.streaming import inputs, stream
     from fastformer.data import DataError
     from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
-    from fastformer.tasks.verbs import PredictionRequest
+    from fastformer.tasks.verbs import PredictionRequest, PredictionSettings
 
+    _, args = verb_settings(PredictionSettings, args, "predict", ("model_dir", "texts"))
     try:
         task, architecture = task_for_verb(args.model_dir, "predict")
     except NotARunFolder as error:
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             raise SystemExit(f"fastformer predict: {error}") from None
     try:
         predict = module.predictor(request)
-        stream(inputs(args.texts, args.file), predict, args.output, progress=not args.no_progress)
+        stream(inputs(args.texts, args.file), predict, args.output, progress=args.progress)
     except (DataError, ValueError) as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     return 0

@@ -116,3 +116,18 @@ def resolve_settings(cls: type, namespace: argparse.Namespace, defaults: dict[st
         given["has_header"] = given["has_header"] == "yes"
     values.update(given)
     return cls.from_dict(values)
+
+
+def verb_settings(cls: type, namespace: argparse.Namespace, verb: str, positional: tuple[str, ...], **values: Any):
+    """(settings, namespace) of a verb on a trained folder: the flags given read into `cls` (range-checked; `values`
+    given as they are), and the namespace with every field set (the defaults where a flag was not given), or the
+    one-line exit `fastformer VERB: --flag: what is wrong`."""
+    from fastformer.tasks.config import SettingError
+
+    given = {k: v for k, v in vars(namespace).items() if k not in ("command", *positional, *values)}
+    try:
+        settings = cls.from_dict({**given, **values})
+    except (SettingError, ValueError) as error:
+        raise SystemExit(f"fastformer {verb}: {error}") from None
+    fields = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
+    return settings, argparse.Namespace(**{k: getattr(namespace, k) for k in positional}, **fields)

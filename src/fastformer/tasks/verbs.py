@@ -76,6 +76,48 @@ class EvaluationSettings(Settings):
         }
 
 
+@dataclass
+class ExplanationSettings(Settings):
+    """`fastformer explain`'s flags (besides the folder and the texts), one field each."""
+
+    file: str | None = setting(None, "a file with one text per line (blank lines are skipped)")
+    output_dir: str | None = setting(None, "where the pages go (default: MODEL_DIR/explanations)")
+    png: bool = setting(False, "also write a static picture (matplotlib) per input")
+    json: bool = setting(False, "also write the weights and prediction as JSON")
+    weights: str | None = setting(
+        None,
+        "the weights the page opens on (default: pooling where the model pools, else alpha)",
+        choices=("pooling", "alpha", "beta"),
+    )
+    layer: int | None = setting(None, "layer of alpha / beta, 1-based (default: the last)", minimum=1)
+    head: int | None = setting(None, "one head, 1-based (default: the mean of the heads)", minimum=1)
+    max_length: int | None = setting(None, "tokens read (default: the model's maximum)", minimum=1)
+    top_k: int = setting(5, "faithfulness: words cut, the top-weighted against random ones (0: no check)", minimum=0)
+    trials: int = setting(20, "faithfulness: random draws", minimum=1)
+    page_words: int = setting(400, "words per page of a long text", minimum=1)
+    user: str | None = setting(None, "news: the user whose ranking to explain")
+    impression: str | None = setting(None, "news: which of the user's impressions (default: the first)")
+    data: str | None = setting(None, "news: a MIND folder or behaviors.tsv with the user's impressions")
+
+    def check(self) -> None:
+        super().check()
+        if self.weights == "pooling" and (self.layer or self.head):
+            name = "layer" if self.layer else "head"
+            raise SettingError(name, "chooses alpha / beta weights; pooling weights have neither layer nor head")
+
+
+@dataclass
+class PredictionSettings(Settings):
+    """`fastformer predict`'s flags (besides the folder and the texts), one field each."""
+
+    file: str | None = setting(None, "a file with one text per line (read as it is predicted)")
+    data: str | None = setting(None, "news: a MIND folder or behaviors.tsv (labels not needed) to rank")
+    max_new_tokens: int = setting(40, "lm: tokens generated per prompt", minimum=1)
+    output: str | None = setting(None, "write here instead of printing (news: default MODEL_DIR/prediction.txt)")
+    overwrite: bool = setting(False, "replace an existing --output file")
+    progress: bool = setting(True, "progress bar (--no-progress: none)")
+
+
 @dataclass(frozen=True)
 class EvaluationRequest:
     """Score a trained folder on labelled data (`fastformer evaluate`). None: the run's own setting."""
