@@ -33,7 +33,6 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from fastformer.cli.inputs import texts_from, write_lines
-    from fastformer.tasks.language_modeling import generate_texts
 
     if args.output:
         from fastformer.cli.outputs import OutputRefused, check_output
@@ -43,14 +42,14 @@ def run(args: argparse.Namespace) -> int:
         except OutputRefused as error:
             raise SystemExit(f"fastformer generate: {error}") from None
     prompts = texts_from(args.prompts, args.file, "generate", "prompts")
-    from fastformer.tasks.registry import NotARunFolder, VerbNotSupported, task_for_verb
+    from fastformer.tasks.registry import TASKS, NotARunFolder, VerbNotSupported, task_for_verb
 
-    try:  # a run folder of a task that does not generate is refused here; any causal LM folder is loaded below
-        task_for_verb(args.model_dir, "generate")
+    try:  # a run folder of a task that does not generate is refused here
+        task, _ = task_for_verb(args.model_dir, "generate")
     except VerbNotSupported as error:
         raise SystemExit(f"fastformer generate: {error}") from None
     except NotARunFolder:
-        pass
+        task = "lm"  # any saved causal LM folder (a Hugging Face one too) is read as the lm task reads its own
     if not Path(args.model_dir, "config.json").is_file():
         raise SystemExit(f"fastformer generate: {args.model_dir}: not a saved model folder (no config.json)")
     options = dict(max_new_tokens=args.max_new_tokens, num_beams=args.num_beams, do_sample=args.do_sample)
@@ -59,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             options[name] = getattr(args, name)
     torch.manual_seed(args.seed)
     try:
-        continuations = generate_texts(args.model_dir, prompts, **options)
+        continuations = TASKS[task].load().generate_texts(args.model_dir, prompts, **options)
     except ValueError as error:
         raise SystemExit(f"fastformer generate: {error}") from None
     lines = [json.dumps(dict(prompt=p, continuation=c)) for p, c in zip(prompts, continuations, strict=True)]

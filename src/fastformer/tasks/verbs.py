@@ -12,7 +12,8 @@ predict | explain | export` name no task: a task that declares a verb in `tasks.
 - explain: `explained_model(model_dir, architecture) -> (model, tokenizer, generate settings)` for a task explained
   per text, or `explain_folder(request: ExplanationRequest)` (an explanation with `save_html` / `save_png` /
   `save_json` and a `summary()` line) for one explained per user of a data folder;
-- export: `export_model(folder, architecture)` and, with a fixed-size decoding state, `generation_export(model)`.
+- export: `export_model(folder, architecture)` and, with a fixed-size decoding state, `generation_export(model)`;
+- generate: `generate_texts(folder, prompts, **generate_kwargs)`, the new text of each prompt.
 
 Imports the stdlib only (and the settings machinery, which does too).
 """
@@ -31,6 +32,7 @@ VERB_FUNCTIONS = {
     "predict": (("predictor",), ("predict_folder",)),
     "explain": (("explained_model",), ("explain_folder",)),
     "export": (("export_model",),),
+    "generate": (("generate_texts",),),
 }  # verb -> the alternative sets of names a task module provides for it
 
 
