@@ -227,9 +227,17 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_resume_with_changed_settings_is_refused_names_them_and_touches_nothing(tmp_path):
+def test_resume_with_changed_settings_is_refused_names_them_and_touches_nothing(tmp_path, monkeypatch):
+    from fastformer.tasks import run
+
+    assert run.release_freed_memory() is True  # glibc here (and in CI): freed memory goes back after each step
+    calls = []
+    monkeypatch.setattr(run, "release_freed_memory", lambda: calls.append(1))
     out = tmp_path / "run"
     assert main(["train", *TINY, "--output-dir", str(out)]) == 0
+    steps = json.loads((out / "metrics.json").read_text())["train"]["steps"]
+    assert len(calls) >= steps > 0  # after every training step (and each evaluation)
+    monkeypatch.undo()
     before = _snapshot(out)
     with pytest.raises(SystemExit) as error:
         main(["train", *TINY, "--output-dir", str(out), "--resume", "--epochs", "2", "--learning-rate", "0.01"])

@@ -125,6 +125,42 @@ def fingerprint_callback(folder: RunFolder):
     return Fingerprint()
 
 
+def release_freed_memory() -> bool:
+    """Hand the memory the allocator holds free back to the system (glibc's malloc_trim; False where there is none).
+
+    Why: a CPU training step's large temporaries change size with every batch's padded length, and glibc keeps what
+    they free in fragments it cannot reuse for the next, other-sized ones; a process's memory then grows step after
+    step (a causal classifier at 32 x 512: ~2 GB after one step, ~12 GB after 1,000). Trimming after each step keeps it
+    flat at no measurable cost (benchmarks/memory_over_steps.py)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        import ctypes
+        import ctypes.util
+
+        try:
+            _malloc_trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
+            _malloc_trim = False
+    return bool(_malloc_trim and _malloc_trim(0) is not None)
+
+
+_malloc_trim = None
+
+
+def memory_release_callback():
+    """Releases freed memory after every training step and evaluation (release_freed_memory)."""
+    from transformers import TrainerCallback
+
+    class MemoryRelease(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            release_freed_memory()
+
+        def on_evaluate(self, args, state, control, **kwargs):
+            release_freed_memory()
+
+    return MemoryRelease()
+
+
 class TrainingDiverged(ValueError):
     """A non-finite loss or weights: the run stops, and is never reported as complete."""
 
@@ -202,7 +238,12 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             announce(task, cfg, splits, tokenizer, prepared, vocabulary)
         trainer_class = prepared.trainer_class or Trainer
         kwargs = dict(prepared.trainer_kwargs)
-        kwargs["callbacks"] = [fingerprint_callback(folder), divergence_callback(), *kwargs.get("callbacks", [])]
+        kwargs["callbacks"] = [
+            fingerprint_callback(folder),
+            divergence_callback(),
+            memory_release_callback(),
+            *kwargs.get("callbacks", []),
+        ]
         trainer = trainer_class(
             model=prepared.model,
             args=training_arguments(cfg, **prepared.arguments),
