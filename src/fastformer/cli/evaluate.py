@@ -75,7 +75,6 @@ def output_path(model_dir: str, settings, companion: str | None = None) -> Path:
 def run(args: argparse.Namespace) -> int:
     from fastformer.data import DataError
     from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
-    from fastformer.tasks.verbs import EvaluationRequest
 
     settings = read_settings(args)
     try:
@@ -83,16 +82,14 @@ def run(args: argparse.Namespace) -> int:
     except NotARunFolder as error:
         raise SystemExit(f"fastformer evaluate: {error}") from None
     module = TASKS[task].load()
-    given = settings.given()
-    ignored = [name for name in given if name not in module.EVALUATION_FIELDS]
+    ignored = [name for name in settings.given() if name not in module.EVALUATION_FIELDS]
     if ignored:  # a flag this task does not read would be ignored silently
         flags = ", ".join("--" + name.replace("_", "-") for name in ignored)
         reads = ", ".join("--" + n.replace("_", "-") for n in module.EVALUATION_FIELDS) or "none of them"
         raise SystemExit(f"fastformer evaluate: {flags}: not read when evaluating a {task} run (it reads {reads})")
     out = output_path(args.model_dir, settings, getattr(module, "EVALUATION_FILE", None))
-    request = EvaluationRequest(args.model_dir, architecture, settings.data, output=out, **given)
     try:
-        metrics = module.evaluate_folder(request)
+        metrics = module.evaluate_folder(args.model_dir, architecture, settings, out)
     except (DataError, ValueError, OSError) as error:
         if not settings.output and not any(out.parent.iterdir()):
             out.parent.rmdir()  # the evaluations/<data> folder made for this evaluation: nothing to keep

@@ -45,19 +45,17 @@ def _texts(args: argparse.Namespace) -> list[tuple[str, str]]:
     return named
 
 
-def explain_folder(args: argparse.Namespace, task: str, architecture: str | None, output: Path) -> int:
+def explain_folder(args: argparse.Namespace, settings, task: str, architecture: str | None, output: Path) -> int:
     """A task explained per user of a data folder (news): one page for the user's impression."""
     from fastformer.data import DataError
     from fastformer.tasks.registry import TASKS
-    from fastformer.tasks.verbs import ExplanationRequest
 
     if not args.user or not args.data:
         _fail(f"a {task} run is explained per user: give --user ID and --data (a MIND folder)")
     if args.texts or args.file:
         _fail(f"a {task} run is explained per user (--user), not per text")
-    request = ExplanationRequest(args.model_dir, architecture, args.data, args.user, args.impression)
     try:
-        explanation = TASKS[task].load().explain_folder(request)
+        explanation = TASKS[task].load().explain_folder(args.model_dir, architecture, settings)
     except (DataError, ValueError, OSError) as error:
         _fail(str(error))
     output.mkdir(parents=True, exist_ok=True)
@@ -80,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
     from fastformer.tasks.verbs import ExplanationSettings
 
-    _, args = verb_settings(ExplanationSettings, args, "explain", ("model_dir", "texts"))
+    settings, args = verb_settings(ExplanationSettings, args, "explain", ("model_dir", "texts"))
     try:
         task, architecture = task_for_verb(args.model_dir, "explain")
     except NotARunFolder as error:
@@ -88,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output_dir) if args.output_dir else Path(args.model_dir) / "explanations"
     module = TASKS[task].load()
     if hasattr(module, "explain_folder"):
-        return explain_folder(args, task, architecture, output)
+        return explain_folder(args, settings, task, architecture, output)
     if args.user or args.data or args.impression:
         _fail(f"--user, --impression and --data are for runs explained per user (news); a {task} run is per text")
     named = _texts(args)

@@ -21,10 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser, PredictionSettings, config_file=False)
 
 
-def predict_folder(args: argparse.Namespace, module, request) -> int:
+def predict_folder(args: argparse.Namespace, module, architecture: str | None, settings) -> int:
     """A task that predicts over a data folder (news ranks a MIND folder's impressions): its output file, by default
     the task's PREDICTION_FILE inside the run folder."""
-    from dataclasses import replace
     from pathlib import Path
 
     from fastformer.cli.outputs import OutputRefused, check_output
@@ -43,7 +42,7 @@ def predict_folder(args: argparse.Namespace, module, request) -> int:
     except OutputRefused as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     try:
-        print(module.predict_folder(replace(request, output=output)))
+        print(module.predict_folder(args.model_dir, architecture, settings, output))
     except (DataError, ValueError, OSError) as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     return 0
@@ -56,21 +55,20 @@ def run(args: argparse.Namespace) -> int:
     from fastformer.cli.streaming import inputs, stream
     from fastformer.data import DataError
     from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
-    from fastformer.tasks.verbs import PredictionRequest, PredictionSettings
+    from fastformer.tasks.verbs import PredictionSettings
 
-    _, args = verb_settings(PredictionSettings, args, "predict", ("model_dir", "texts"))
+    settings, args = verb_settings(PredictionSettings, args, "predict", ("model_dir", "texts"))
     try:
         task, architecture = task_for_verb(args.model_dir, "predict")
     except NotARunFolder as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     module = TASKS[task].load()
-    request = PredictionRequest(args.model_dir, architecture, data=args.data, max_new_tokens=args.max_new_tokens)
     if hasattr(module, "predict_folder"):
         if args.texts or args.file:
             raise SystemExit(f"fastformer predict: a {task} run predicts over a data folder (--data), not texts")
         if not args.data:
             raise SystemExit(f"fastformer predict: a {task} run predicts over a data folder: give --data")
-        return predict_folder(args, module, request)
+        return predict_folder(args, module, architecture, settings)
     if args.data:
         raise SystemExit(f"fastformer predict: --data: a {task} run predicts from texts; give texts or --file")
     if args.file and not Path(args.file).is_file():
@@ -87,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         except OutputRefused as error:
             raise SystemExit(f"fastformer predict: {error}") from None
     try:
-        predict = module.predictor(request)
+        predict = module.predictor(args.model_dir, architecture, settings)
         stream(inputs(args.texts, args.file), predict, args.output, progress=args.progress)
     except (DataError, ValueError) as error:
         raise SystemExit(f"fastformer predict: {error}") from None

@@ -352,27 +352,27 @@ EVALUATION_FILE = "predictions.jsonl"
 EVALUATION_FIELDS = ("text_field", "label_field", "format", "where", "binary_threshold", "max_examples", "max_length")
 
 
-def evaluate_folder(request) -> dict[str, Any]:
+def evaluate_folder(model_dir: str | Path, architecture: str | None, settings, output: Path) -> dict[str, Any]:
     """Accuracy, macro-F1 and the confusion matrix of a trained folder (a model or a bag-of-words baseline) on a
-    labelled file, read with the run's own columns and label mapping unless the request names others; the predictions
-    go to EVALUATION_FILE beside request.output."""
+    labelled file (`settings`: tasks.verbs.EvaluationSettings), read with the run's own columns and label mapping
+    unless the settings name others; the predictions go to EVALUATION_FILE beside `output` (metrics.json)."""
     from fastformer.tasks.run_folder import run_settings
 
-    run = run_settings(request.model_dir)
-    text_field = request.text_field if request.text_field is not None else run.get("text_field")
-    label_field = request.label_field if request.label_field is not None else run.get("label_field")
-    threshold = request.binary_threshold if request.binary_threshold is not None else run.get("binary_threshold")
+    run = run_settings(model_dir)
+    text_field = settings.text_field if settings.text_field is not None else run.get("text_field")
+    label_field = settings.label_field if settings.label_field is not None else run.get("label_field")
+    threshold = settings.binary_threshold if settings.binary_threshold is not None else run.get("binary_threshold")
     examples = read_examples(
-        request.data, text_field=text_field, label_field=label_field, format=request.format, where=request.where
+        settings.data, text_field=text_field, label_field=label_field, format=settings.format, where=settings.where
     )
-    examples = relabel_binary(examples[: request.max_examples] if request.max_examples else examples, threshold)
-    if request.architecture in BASELINES:
-        metrics, rows = baseline_module(request.architecture).evaluate(request.model_dir, examples)
+    examples = relabel_binary(examples[: settings.max_examples] if settings.max_examples else examples, threshold)
+    if architecture in BASELINES:
+        metrics, rows = baseline_module(architecture).evaluate(model_dir, examples)
     else:
-        model, tokenizer, labels = load_model(request.model_dir)
-        max_length = request.max_length or model.config.max_position_embeddings
+        model, tokenizer, labels = load_model(model_dir)
+        max_length = settings.max_length or model.config.max_position_embeddings
         metrics, rows = evaluate_split(model, tokenizer, examples, labels, max_length)
-    write_jsonl(Path(request.output).with_name(EVALUATION_FILE), rows)
+    write_jsonl(Path(output).with_name(EVALUATION_FILE), rows)
     return metrics
 
 
@@ -380,11 +380,11 @@ def headline(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: metrics[k] for k in ("examples", "accuracy", "macro_f1") if k in metrics}
 
 
-def predictor(request):
+def predictor(model_dir: str | Path, architecture: str | None, settings):
     """The folder's classifier (or baseline) loaded once: texts -> label and class probabilities each."""
-    if request.architecture in BASELINES:
-        return baseline_module(request.architecture).classifier(request.model_dir)
-    return Classifier(request.model_dir)
+    if architecture in BASELINES:
+        return baseline_module(architecture).classifier(model_dir)
+    return Classifier(model_dir)
 
 
 def explained_model(model_dir: str | Path, architecture: str | None):

@@ -200,18 +200,18 @@ def continue_texts(model, tokenizer, prompts: list[str], **generate_kwargs) -> l
 EVALUATION_FIELDS = ("text_field", "format", "where", "max_examples", "max_length")
 
 
-def evaluate_folder(request) -> dict[str, Any]:
-    """Perplexity of a trained folder on a file of documents (the first `max_examples`: read no further), in blocks
-    of `max_length` tokens (default: the model's positions)."""
+def evaluate_folder(model_dir: str | Path, architecture: str | None, settings, output: Path) -> dict[str, Any]:
+    """Perplexity of a trained folder on a file of documents (`settings`: tasks.verbs.EvaluationSettings; the first
+    `max_examples`: read no further), in blocks of `max_length` tokens (default: the model's positions)."""
     import time
     from itertools import islice
 
     from fastformer.data.text_corpus import read_texts
 
-    documents = read_texts(request.data, text_field=request.text_field, format=request.format, where=request.where)
-    documents = list(islice(documents, request.max_examples))
-    model, tokenizer = load_generator(request.model_dir)
-    block = request.max_length or getattr(model.config, "max_position_embeddings", None) or model.config.n_positions
+    documents = read_texts(settings.data, text_field=settings.text_field, format=settings.format, where=settings.where)
+    documents = list(islice(documents, settings.max_examples))
+    model, tokenizer = load_generator(model_dir)
+    block = settings.max_length or getattr(model.config, "max_position_embeddings", None) or model.config.n_positions
     start = time.perf_counter()
     metrics = perplexity(model, TokenBlocks(documents, tokenizer, block, tokenizer.sep_token_id))
     return dict(**metrics, documents=len(documents), block_size=block, seconds=round(time.perf_counter() - start, 2))
@@ -221,11 +221,11 @@ def headline(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: metrics[k] for k in ("documents", "loss", "perplexity") if k in metrics}
 
 
-def predictor(request):
-    """The folder's language model loaded once: prompts -> their continuation each."""
-    model, tokenizer = load_generator(request.model_dir)
+def predictor(model_dir: str | Path, architecture: str | None, settings):
+    """The folder's language model loaded once: prompts -> their continuation each (`settings.max_new_tokens`)."""
+    model, tokenizer = load_generator(model_dir)
     return lambda texts: [
-        dict(continuation=c) for c in continue_texts(model, tokenizer, texts, max_new_tokens=request.max_new_tokens)
+        dict(continuation=c) for c in continue_texts(model, tokenizer, texts, max_new_tokens=settings.max_new_tokens)
     ]
 
 

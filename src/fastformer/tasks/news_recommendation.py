@@ -479,13 +479,13 @@ EVALUATION_FIELDS = ()  # a MIND folder says everything
 PREDICTION_FILE = "prediction.txt"  # predict_folder's output inside the run folder when none is given
 
 
-def evaluate_folder(request) -> dict[str, Any]:
+def evaluate_folder(model_dir: str | Path, architecture: str | None, settings, output: Path) -> dict[str, Any]:
     """AUC, MRR, nDCG@5 and nDCG@10 (as MIND's official scorer) over a MIND folder's labelled impressions, its
-    rankings to EVALUATION_FILE beside request.output; what the data held (and skipped) under "data"."""
-    rankings = Path(request.output).with_name(EVALUATION_FILE)
-    metrics, report = rank_split(request.model_dir, request.data, output=rankings)
+    rankings to EVALUATION_FILE beside `output` (metrics.json); what the data held (and skipped) under "data"."""
+    rankings = Path(output).with_name(EVALUATION_FILE)
+    metrics, report = rank_split(model_dir, settings.data, output=rankings)
     if report.summary():
-        print(f"{request.data}:\n{report.summary()}")
+        print(f"{settings.data}:\n{report.summary()}")
     return dict(**metrics, data=report.as_dict())
 
 
@@ -494,22 +494,22 @@ def headline(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: metrics[k] for k in shown if k in metrics}
 
 
-def predict_folder(request) -> str:
+def predict_folder(model_dir: str | Path, architecture: str | None, settings, output: str | Path) -> str:
     """Rank the candidates of every impression of a MIND folder (labels not needed) into the leaderboard's prediction
-    file (`impression_id [rank1,rank2,...]`, 1-based) at request.output; returns what was done, in a line or two."""
-    if not request.data:
+    file (`impression_id [rank1,rank2,...]`, 1-based) at `output`; returns what was done, in a line or two."""
+    if not settings.data:
         raise ValueError("a news recommender ranks a MIND folder: give --data")
-    _, report = rank_split(request.model_dir, request.data, output=request.output)
-    return f"{report.impressions} impressions ranked -> {request.output}" + (
+    _, report = rank_split(model_dir, settings.data, output=output)
+    return f"{report.impressions} impressions ranked -> {output}" + (
         f"\n{report.summary()}" if report.summary() else ""
     )
 
 
-def explain_folder(request):
+def explain_folder(model_dir: str | Path, architecture: str | None, settings):
     """One user's impression explained: which clicked news made the user vector, each one's share of every
     candidate's score, and the title words behind each news vector (fastformer.interpret.news)."""
     from fastformer.interpret.news import explain_user
 
-    model, tokenizer = load_model(request.model_dir)
-    clicks = load_news_clicks(model, request.model_dir)
-    return explain_user(model, tokenizer, load_mind(request.data), request.user, request.impression, clicks)
+    model, tokenizer = load_model(model_dir)
+    clicks = load_news_clicks(model, model_dir)
+    return explain_user(model, tokenizer, load_mind(settings.data), settings.user, settings.impression, clicks)

@@ -15,6 +15,7 @@ timing, the whole-run training loss, log_history.json, training.png and metrics.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import dataclass, field
@@ -132,19 +133,23 @@ def release_freed_memory() -> bool:
     they free in fragments it cannot reuse for the next, other-sized ones; a process's memory then grows step after
     step (a causal classifier at 32 x 512: ~2 GB after one step, ~12 GB after 1,000). Trimming after each step keeps it
     flat at no measurable cost (benchmarks/memory_over_steps.py)."""
-    global _malloc_trim
-    if _malloc_trim is None:
-        import ctypes
-        import ctypes.util
-
-        try:
-            _malloc_trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-        except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
-            _malloc_trim = False
-    return bool(_malloc_trim and _malloc_trim(0) is not None)
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
 
 
-_malloc_trim = None
+@functools.cache
+def _malloc_trim():
+    """glibc's malloc_trim, looked up once; None off glibc (macOS, musl)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
 
 
 def memory_release_callback():

@@ -304,24 +304,24 @@ EVALUATION_FILE = "summaries.jsonl"
 EVALUATION_FIELDS = ("source_field", "target_field", "format", "where", "max_examples", "num_beams")
 
 
-def evaluate_folder(request) -> dict[str, Any]:
+def evaluate_folder(model_dir: str | Path, architecture: str | None, settings, output: Path) -> dict[str, Any]:
     """ROUGE-1/2/L/Lsum (bootstrap intervals) of a trained folder's summaries (or Lead-3's) of a file of document /
     summary pairs, generated with the run's settings (`num_beams` overrides its beam size); the summaries go to
-    EVALUATION_FILE beside request.output."""
+    EVALUATION_FILE beside `output` (metrics.json). `settings`: tasks.verbs.EvaluationSettings."""
     pairs = read_pairs(
-        request.data, request.source_field, request.target_field, format=request.format, where=request.where
+        settings.data, settings.source_field, settings.target_field, format=settings.format, where=settings.where
     )
-    pairs = pairs[: request.max_examples] if request.max_examples else pairs
-    cfg = generation_settings(request.model_dir)
+    pairs = pairs[: settings.max_examples] if settings.max_examples else pairs
+    cfg = generation_settings(model_dir)
     start = time.perf_counter()
-    if request.architecture == "lead3":
+    if architecture == "lead3":
         summaries = [lead(p, 3) for p in pairs]
     else:
-        model, tokenizer = load_model(request.model_dir)
-        beams = {"num_beams": request.num_beams} if request.num_beams else {}
+        model, tokenizer = load_model(model_dir)
+        beams = {"num_beams": settings.num_beams} if settings.num_beams else {}
         summaries = summarize(model, tokenizer, [p.source for p in pairs], cfg, **beams)
     metrics, rows = evaluate_pairs(pairs, summaries, cfg, time.perf_counter() - start)
-    write_jsonl(Path(request.output).with_name(EVALUATION_FILE), rows)
+    write_jsonl(Path(output).with_name(EVALUATION_FILE), rows)
     return metrics
 
 
@@ -331,15 +331,15 @@ def headline(metrics: dict[str, Any]) -> dict[str, Any]:
     return dict(examples=metrics["examples"], **scores)
 
 
-def predictor(request):
+def predictor(model_dir: str | Path, architecture: str | None, settings):
     """The folder's summarizer (or Lead-3) loaded once: documents -> their summary each."""
-    if request.architecture == "lead3":
+    if architecture == "lead3":
         from fastformer.data.summarization import split_sentences
 
         return lambda texts: [dict(summary="\n".join(split_sentences(t)[:3])) for t in texts]
-    model, tokenizer = load_model(request.model_dir)
-    settings = generation_settings(request.model_dir)
-    return lambda texts: [dict(summary=s) for s in summarize(model, tokenizer, texts, settings)]
+    model, tokenizer = load_model(model_dir)
+    generation = generation_settings(model_dir)
+    return lambda texts: [dict(summary=s) for s in summarize(model, tokenizer, texts, generation)]
 
 
 def explained_model(model_dir: str | Path, architecture: str | None):

@@ -1,17 +1,19 @@
-"""What the commands on a trained folder ask of its task, as small typed requests: the CLI builds them from its flags
-and hands them to the folder's task module, which answers without knowing argparse. So `fastformer evaluate |
-predict | explain | export` name no task: a task that declares a verb in `tasks.registry.TASKS` provides its functions
+"""What the commands on a trained folder ask of its task: each verb's settings, one dataclass whose fields are its
+flags (the CLI derives them, as `train`'s from the run configs), handed to the folder's task module with the folder
+and its architecture, so the task answers without knowing argparse. So `fastformer evaluate | predict | explain |
+export | generate` name no task: a task that declares a verb in `tasks.registry.TASKS` provides its functions
 (tests/cli/test_cli.py checks both ways):
 
-- evaluate: `evaluate_folder(request: EvaluationRequest) -> dict` (the metrics; a task that writes per-example output
-  writes it to `EVALUATION_FILE` beside `request.output`), `headline(metrics) -> dict` (what the command prints),
-  and `EVALUATION_FIELDS`, the request fields it reads (a flag it does not read is refused, never ignored);
-- predict: `predictor(request: PredictionRequest)`, a function from a list of texts to one record each, or, for a task
-  that predicts over a data folder instead of texts, `predict_folder(request: PredictionRequest) -> str` (what it
-  wrote);
+- evaluate: `evaluate_folder(model_dir, architecture, settings: EvaluationSettings, output) -> dict` (the metrics;
+  a task that writes per-example output writes it to `EVALUATION_FILE` beside `output`, the metrics.json path),
+  `headline(metrics) -> dict` (what the command prints), and `EVALUATION_FIELDS`, the settings it reads (a flag it
+  does not read is refused, never ignored);
+- predict: `predictor(model_dir, architecture, settings: PredictionSettings)`, a function from a list of texts to one
+  record each, or, for a task that predicts over a data folder instead of texts, `predict_folder(model_dir,
+  architecture, settings, output) -> str` (what it wrote);
 - explain: `explained_model(model_dir, architecture) -> (model, tokenizer, generate settings)` for a task explained
-  per text, or `explain_folder(request: ExplanationRequest)` (an explanation with `save_html` / `save_png` /
-  `save_json` and a `summary()` line) for one explained per user of a data folder;
+  per text, or `explain_folder(model_dir, architecture, settings: ExplanationSettings)` (an explanation with
+  `save_html` / `save_png` / `save_json` and a `summary()` line) for one explained per user of a data folder;
 - export: `export_model(folder, architecture)` and, with a fixed-size decoding state, `generation_export(model)`;
 - generate: `generate_texts(folder, prompts, **generate_kwargs)`, the new text of each prompt.
 
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from fastformer.tasks.config import SettingError, Settings, setting
@@ -118,45 +119,3 @@ class PredictionSettings(Settings):
     output: str | None = setting(None, "write here instead of printing (news: default MODEL_DIR/prediction.txt)")
     overwrite: bool = setting(False, "replace an existing --output file")
     progress: bool = setting(True, "progress bar (--no-progress: none)")
-
-
-@dataclass(frozen=True)
-class EvaluationRequest:
-    """Score a trained folder on labelled data (`fastformer evaluate`). None: the run's own setting."""
-
-    model_dir: str
-    architecture: str | None
-    data: str
-    output: Path  # metrics.json (the task writes its per-example file beside it)
-    text_field: str | None = None
-    label_field: str | None = None
-    source_field: str | None = None
-    target_field: str | None = None
-    format: str | None = None
-    where: dict[str, str] | None = None
-    binary_threshold: float | None = None
-    max_examples: int | None = None
-    max_length: int | None = None
-    num_beams: int | None = None
-
-
-@dataclass(frozen=True)
-class PredictionRequest:
-    """Predict with a trained folder (`fastformer predict`): texts, or (predict_folder) a data folder to rank."""
-
-    model_dir: str
-    architecture: str | None
-    data: str | None = None
-    output: str | None = None
-    max_new_tokens: int = 40
-
-
-@dataclass(frozen=True)
-class ExplanationRequest:
-    """Explain a trained folder per user of a data folder (`fastformer explain --user`)."""
-
-    model_dir: str
-    architecture: str | None
-    data: str
-    user: str
-    impression: str | None = None
