@@ -25,11 +25,6 @@ from fastformer.interpret.explanation import Explanation, View
 from fastformer.interpret.words import TokenizedText, split_words
 
 
-def model_task(model) -> str:
-    """classification | lm | summarize: what kind of prediction the model makes (from its class)."""
-    return scorer_for(model).kind
-
-
 def scorer_for(model) -> type[Scorer]:
     """The scorer of a model's kind of prediction (SCORERS, by the model's class)."""
     from fastformer.models import fastformer as models
