@@ -1,5 +1,5 @@
 """Print the `--model FIELD=VALUE` flags that build, from scratch, the encoder a saved folder holds: its encoder
-fields (fastformer.tasks.init_from.ENCODER_FIELDS) plus dropout and LayerNorm epsilon, as the fine-tune from that
+fields (fastformer.engine.init_from.ENCODER_FIELDS) plus dropout and LayerNorm epsilon, as the fine-tune from that
 folder keeps them. The vocabulary comes with `--tokenizer FOLDER`, the attention type with `--architecture`.
 
     python benchmarks/encoder_flags.py pretrained/fastformer-imdb-clm/config.json
@@ -15,7 +15,7 @@ import sys
 
 
 def encoder_flags(config_path: str) -> str:
-    from fastformer.tasks.init_from import ENCODER_FIELDS
+    from fastformer.engine.init_from import ENCODER_FIELDS
 
     config = json.load(open(config_path))
     fields = (*ENCODER_FIELDS, "hidden_dropout_prob", "layer_norm_eps")

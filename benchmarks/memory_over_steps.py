@@ -6,9 +6,9 @@
 The model is the causal classifier the pretrained comparison fine-tunes (pretrained/fastformer-imdb-clm's shape,
 random weights), trained with AdamW on random tokens; each batch has its own padded length in [200, 512] and its own
 real lengths, as dynamic padding gives. Variants: "default" (glibc as it is), "trimmed" (what the run skeleton does:
-`fastformer.tasks.run.release_freed_memory()` after each step) and "fixed length" (default allocator, every batch 512
-tokens: the control that shows the growth comes from changing sizes). Results: resident memory every 10 steps and the
-seconds taken, in benchmarks/results/memory_over_steps.json with a machine header.
+`fastformer.engine.skeleton.release_freed_memory()` after each step) and "fixed length" (default allocator,
+every batch 512 tokens: the control that shows the growth comes from changing sizes). Results: resident memory
+every 10 steps and the seconds taken, in benchmarks/results/memory_over_steps.json with a machine header.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def measure(variant: str, steps: int, batch: int) -> dict:
 
     import torch
 
+    from fastformer.engine.skeleton import release_freed_memory
     from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
-    from fastformer.tasks.run import release_freed_memory
 
     saved = json.loads((ROOT / "pretrained" / "fastformer-imdb-clm" / "config.json").read_text())
     fields = FastformerConfig().to_dict()

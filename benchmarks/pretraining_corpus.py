@@ -6,7 +6,7 @@ no --exclude of its own.
 
 The texts are exactly those `fastformer train pretrain` trains and holds out with the same flags (the README's
 command: IMDB's unlabelled reviews + the ratings file, every text of the test split excluded, seed 1's held-out 1 %):
-the library's own reader, decontamination and hold-out (fastformer.tasks.pretraining.load_texts), so the counts it
+the library's own reader, decontamination and hold-out (fastformer.tasks.pretrain.task.load_texts), so the counts it
 prints are the ones in that run's metrics.json.
 """
 
@@ -29,8 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
 
-    from fastformer.tasks.configs import PretrainingConfig
-    from fastformer.tasks.pretraining import load_texts
+    from fastformer.tasks.pretrain.config import PretrainingConfig
+    from fastformer.tasks.pretrain.task import load_texts
 
     key, value = args.exclude_where.split("=", 1)
     cfg = PretrainingConfig(train=args.train, exclude=[args.exclude], exclude_where={key: value}, seed=args.seed)

@@ -42,8 +42,8 @@ def main() -> None:
         return
     from transformers import AutoTokenizer
 
-    from fastformer.tasks.configs import PretrainingConfig
-    from fastformer.tasks.pretraining import TextPieces, load_texts
+    from fastformer.tasks.pretrain.config import PretrainingConfig
+    from fastformer.tasks.pretrain.task import TextPieces, load_texts
 
     cfg = PretrainingConfig(**settings)
     texts = load_texts(cfg, {})

@@ -47,7 +47,7 @@ def machine() -> dict:
 
 
 def path_run(args, output_dir: Path) -> dict:
-    from fastformer.tasks.classification import ClassificationConfig, train
+    from fastformer.tasks.classification.task import ClassificationConfig, train
 
     cfg = ClassificationConfig(
         train=str(YELP / "yelp_train_small.csv.gz"),
@@ -69,8 +69,8 @@ IMDB_UNSUP = Path("../shared/data/imdb/imdb_unsup.jsonl.gz")
 
 
 def pretrain_path_run(args, output_dir: Path):
-    from fastformer.tasks.configs import PretrainingConfig
-    from fastformer.tasks.pretraining import train
+    from fastformer.tasks.pretrain.config import PretrainingConfig
+    from fastformer.tasks.pretrain.task import train
 
     cfg = PretrainingConfig(
         train=str(IMDB_UNSUP),
@@ -94,8 +94,8 @@ def pretrain_bare_step(cfg, output_dir: Path) -> dict:
     """The masked LM's path against the same model, batches and steps in a plain loop."""
     from transformers import AutoTokenizer, Trainer, set_seed
 
-    from fastformer.tasks.common import training_arguments
-    from fastformer.tasks.pretraining import TASK, load_texts
+    from fastformer.engine.training import training_arguments
+    from fastformer.tasks.pretrain.task import TASK, load_texts
 
     set_seed(cfg.seed)
     texts = load_texts(cfg, {})
@@ -119,10 +119,10 @@ def bare_step(cfg, output_dir: Path) -> dict:
     from transformers import AutoTokenizer, DataCollatorWithPadding, Trainer, set_seed
 
     from fastformer.data import LabelMap
+    from fastformer.engine import inputs
+    from fastformer.engine.training import training_arguments
     from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
-    from fastformer.tasks import inputs
-    from fastformer.tasks.classification import EncodedDataset, load_splits
-    from fastformer.tasks.common import training_arguments
+    from fastformer.tasks.classification.task import EncodedDataset, load_splits
 
     set_seed(cfg.seed)
     splits = load_splits(cfg)
@@ -136,7 +136,7 @@ def bare_step(cfg, output_dir: Path) -> dict:
     if vectors is not None:
         inputs.initialise_embeddings(model, tokenizer, vectors, False, cfg.seed)
     cfg.output_dir = str(output_dir / "bare")
-    # the Trainer the path builds (tasks/run.py), for its dataloader: the path's batches, in its order
+    # the Trainer the path builds (engine/skeleton.py), for its dataloader: the path's batches, in its order
     arguments = training_arguments(
         cfg, train_sampling_strategy=cfg.sampling, eval_strategy="epoch", save_strategy="epoch"
     )

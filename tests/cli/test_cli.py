@@ -138,12 +138,12 @@ def test_every_documented_and_benchmarked_train_command_still_parses(monkeypatch
     a valid config with the current command line; data paths are not checked (the full datasets live elsewhere)."""
     from fastformer.cli.settings import resolve_settings
     from fastformer.cli.train import build_parser, check_model_overrides
-    from fastformer.tasks import config as config_module
-    from fastformer.tasks import configs
+    from fastformer.engine import inputs
+    from fastformer.engine import settings as config_module
     from fastformer.tasks.registry import TASKS
 
     monkeypatch.setattr(config_module, "_check_path", lambda *args: None)
-    monkeypatch.setattr(configs.WordInputSettings, "check", configs.TokenizerSettings.check)
+    monkeypatch.setattr(inputs.WordInputSettings, "check", inputs.TokenizerSettings.check)
     commands = _readme_train_commands() + _sweep_commands(tmp_path)
     for argv in commands:
         task = argv.pop(0) if argv and argv[0] in TASKS else "classification"
@@ -195,10 +195,10 @@ def test_a_verb_a_task_does_not_do_is_one_line_naming_what_it_does(task, tmp_pat
 
 def test_a_task_that_declares_a_verb_provides_what_the_verb_calls():
     """`fastformer evaluate | predict | explain | export` name no task: each asks the folder's task module
-    (tasks/verbs.py). A task that declares a verb must provide its functions; one that does not, must not
+    (engine/verbs.py). A task that declares a verb must provide its functions; one that does not, must not
     half-provide them."""
+    from fastformer.engine.verbs import VERB_FUNCTIONS, provides
     from fastformer.tasks.registry import TASKS
-    from fastformer.tasks.verbs import VERB_FUNCTIONS, provides
 
     for name, entry in TASKS.items():
         module = entry.load()

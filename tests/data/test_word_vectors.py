@@ -107,8 +107,8 @@ def test_malformed_vector_files_are_refused_at_their_line(tmp_path, text, messag
 
 def test_vectors_that_cover_no_vocabulary_word_are_an_error(tmp_path):
     from fastformer.data.tokenizer import train_tokenizer
+    from fastformer.engine.inputs import initialise_embeddings
     from fastformer.models.fastformer import FastformerConfig, FastformerModel
-    from fastformer.tasks.inputs import initialise_embeddings
 
     (tmp_path / "v.txt").write_text("zzzqx 0.1 0.2\nqqqzx 0.3 0.4\n")
     tokenizer = train_tokenizer(["a film about a film"] * 3, vocab_size=40)

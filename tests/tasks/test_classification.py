@@ -13,8 +13,8 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 from fastformer.cli.main import main
 from fastformer.cli.settings import resolve_settings
 from fastformer.cli.train import build_parser
-from fastformer.tasks.config import SettingError
-from fastformer.tasks.configs import ClassificationConfig
+from fastformer.engine.settings import SettingError
+from fastformer.tasks.classification.config import ClassificationConfig
 from tests.helpers import SHARED
 
 SST = SHARED / "data" / "sst5"

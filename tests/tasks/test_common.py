@@ -2,8 +2,8 @@
 
 import pytest
 
-from fastformer.tasks.classification import ClassificationConfig, load_splits
-from fastformer.tasks.common import hold_out, limit_splits
+from fastformer.engine.splits import hold_out, limit_splits
+from fastformer.tasks.classification.task import ClassificationConfig, load_splits
 from tests.helpers import SHARED
 
 IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"
@@ -52,7 +52,7 @@ def test_the_random_subset_does_not_depend_on_the_training_seed():
 
 
 def test_whole_run_loss_after_a_resume_equals_the_uninterrupted_mean():
-    from fastformer.tasks.run import whole_run_loss
+    from fastformer.engine.skeleton import whole_run_loss
 
     losses = [3.0, 2.0, 1.5, 1.2, 1.0, 0.9, 0.8, 0.7]  # per step
     log = [{"step": s, "loss": sum(losses[s - 3 : s]) / 3} for s in (3, 6)]  # logged every 3 steps

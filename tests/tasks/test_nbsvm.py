@@ -5,7 +5,7 @@ import math
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer
 
-from fastformer.tasks.nbsvm_baseline import NBSVM, log_count_ratio, scaled_features
+from fastformer.tasks.classification.nbsvm import NBSVM, log_count_ratio, scaled_features
 
 
 def test_log_count_ratio_and_scaled_features_by_hand():

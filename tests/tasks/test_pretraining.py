@@ -12,10 +12,10 @@ from transformers import AutoModelForMaskedLM
 from fastformer.cli.main import main
 from fastformer.data.text_corpus import read_texts
 from fastformer.data.tokenizer import train_tokenizer
+from fastformer.engine.init_from import fine_tuning_config, load_encoder
 from fastformer.models.fastformer import FastformerForSequenceClassification
-from fastformer.tasks.configs import PretrainingConfig
-from fastformer.tasks.init_from import fine_tuning_config, load_encoder
-from fastformer.tasks.pretraining import MaskingCollator, TextPieces, decontaminate, load_texts, normalise_text
+from fastformer.tasks.pretrain.config import PretrainingConfig
+from fastformer.tasks.pretrain.task import MaskingCollator, TextPieces, decontaminate, load_texts, normalise_text
 from tests.helpers import SHARED
 
 IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"
@@ -206,7 +206,7 @@ def test_pretraining_run_writes_a_folder_with_its_metrics(pretrained):
     # the vocabulary's fingerprint: trained here (WordPiece training is not deterministic across processes)
     from transformers import AutoTokenizer
 
-    from fastformer.tasks.common import tokenizer_report
+    from fastformer.engine.inputs import tokenizer_report
 
     saved = tokenizer_report(PretrainingConfig(train="x", tokenizer=str(folder)), AutoTokenizer.from_pretrained(folder))
     assert metrics["tokenizer"]["source"] == "trained" and not metrics["tokenizer"]["reproducible"]
@@ -340,11 +340,12 @@ def test_news_and_summarization_start_from_the_pretrained_encoder(pretrained, tm
     """--init-from for the other encoders: the recommender's news encoder and the summarizer's encoder are the
     pretrained one exactly (before training: 0 epochs is not a run, so the copy is checked on the built models),
     the origin is in metrics.json, and a folder that cannot start the run is refused before anything is written."""
+    from fastformer.engine.init_from import InitFromError, check_start, start_from
     from fastformer.models.fastformer import FastformerForConditionalGeneration, FastformerForNewsRecommendation
-    from fastformer.tasks.configs import NewsConfig, SummarizationConfig
-    from fastformer.tasks.init_from import InitFromError, check_start, start_from
-    from fastformer.tasks.news_recommendation import news_head_fields
-    from fastformer.tasks.summarization import summarizer_head_fields
+    from fastformer.tasks.news.config import NewsConfig
+    from fastformer.tasks.news.task import news_head_fields
+    from fastformer.tasks.summarize.config import SummarizationConfig
+    from fastformer.tasks.summarize.task import summarizer_head_fields
 
     folder, _ = pretrained
     from transformers import AutoTokenizer

@@ -228,7 +228,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def test_resume_with_changed_settings_is_refused_names_them_and_touches_nothing(tmp_path, monkeypatch):
-    from fastformer.tasks import run
+    from fastformer.engine import skeleton as run
 
     assert run.release_freed_memory() is True  # glibc here (and in CI): freed memory goes back after each step
     calls = []
@@ -258,7 +258,7 @@ def test_resume_with_changed_settings_is_refused_names_them_and_touches_nothing(
     assert main(["train", *TINY, "--output-dir", str(out), "--resume", "--logging-steps", "3"]) == 0
     # a kill at the instant a checkpoint folder is made: the folder appears with its fingerprint inside, and an empty
     # one (an earlier version killed there) does not block --resume
-    from fastformer.tasks.run_folder import FINGERPRINT, RunFolder
+    from fastformer.engine.folder import FINGERPRINT, RunFolder
 
     made = out / "checkpoints" / "checkpoint-7777"
     RunFolder(out, "classification", {}).write_fingerprint(made)
@@ -321,7 +321,7 @@ def test_a_second_run_is_kept_out_of_a_folder_in_use(tmp_path):
     manifest = json.loads((out / "run_complete.json").read_text())
     settings = json.loads((out / "run_config.json").read_text())
     assert settings["epochs"] == 2.0 and settings["seed"] == 42  # the first run's result, whole
-    from fastformer.tasks.configs import ClassificationConfig
+    from fastformer.tasks.classification.config import ClassificationConfig
 
     assert manifest["fingerprint"] == ClassificationConfig.from_dict(settings).fingerprint()
 
@@ -386,8 +386,8 @@ def test_a_run_killed_while_moving_its_files_in_leaves_nothing_the_next_run_keep
     """Killed after its weights were moved into place but before run_complete.json: the next run (killed too, say)
     must not leave that model beside its own run_config.json. `finish` lists what it moves before moving it, and
     `begin` removes what the list names when there is no manifest."""
-    import fastformer.tasks.run_folder as run_folder
-    from fastformer.tasks.run_folder import RunFolder
+    import fastformer.engine.folder as run_folder
+    from fastformer.engine.folder import RunFolder
 
     path = tmp_path / "run"
     with RunFolder(path, "classification", {"seed": 1}) as first:

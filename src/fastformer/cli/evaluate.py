@@ -18,7 +18,7 @@ HELP = "evaluate a trained folder (any task) on labelled data"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fastformer.cli.settings import add_config_arguments
-    from fastformer.tasks.verbs import EvaluationSettings
+    from fastformer.engine.verbs import EvaluationSettings
 
     parser.add_argument("model_dir", help="a folder written by `fastformer train`")
     add_config_arguments(parser, EvaluationSettings, config_file=False)
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def read_settings(args: argparse.Namespace):
     """EvaluationSettings from the flags given (range-checked; --data required), or a one-line exit."""
     from fastformer.cli.settings import verb_settings
-    from fastformer.tasks.verbs import EvaluationSettings
+    from fastformer.engine.verbs import EvaluationSettings
 
     where = getattr(args, "where", [])
     bad = [item for item in where if "=" not in item]

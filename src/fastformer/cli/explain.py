@@ -17,7 +17,7 @@ HELP = "explain predictions: each word shaded by the model's additive-attention 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fastformer.cli.settings import add_config_arguments
-    from fastformer.tasks.verbs import ExplanationSettings
+    from fastformer.engine.verbs import ExplanationSettings
 
     parser.add_argument("model_dir", help="a folder written by `fastformer train`")
     parser.add_argument("texts", nargs="*", help="texts to explain")
@@ -74,9 +74,9 @@ def explain_folder(args: argparse.Namespace, settings, task: str, architecture: 
 def run(args: argparse.Namespace) -> int:
     from fastformer.cli.settings import verb_settings
     from fastformer.data import DataError
+    from fastformer.engine.verbs import ExplanationSettings
     from fastformer.interpret import View, explain
     from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
-    from fastformer.tasks.verbs import ExplanationSettings
 
     settings, args = verb_settings(ExplanationSettings, args, "explain", ("model_dir", "texts"))
     try:

@@ -16,7 +16,7 @@ class OutputRefused(ValueError):
 
 
 def _is_run_folder(folder: Path) -> bool:
-    from fastformer.tasks.run_folder import COMPLETE, MARKER
+    from fastformer.engine.folder import COMPLETE, MARKER
 
     return (folder / MARKER).is_file() or (folder / COMPLETE).is_file()
 

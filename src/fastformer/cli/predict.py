@@ -14,7 +14,7 @@ HELP = "predict with a trained folder: labels, continuations, summaries or ranki
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from fastformer.cli.settings import add_config_arguments
-    from fastformer.tasks.verbs import PredictionSettings
+    from fastformer.engine.verbs import PredictionSettings
 
     parser.add_argument("model_dir", help="a folder written by `fastformer train`")
     parser.add_argument("texts", nargs="*", help="texts (documents, prompts) to predict for")
@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
     from fastformer.cli.settings import verb_settings
     from fastformer.cli.streaming import inputs, stream
     from fastformer.data import DataError
+    from fastformer.engine.verbs import PredictionSettings
     from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
-    from fastformer.tasks.verbs import PredictionSettings
 
     settings, args = verb_settings(PredictionSettings, args, "predict", ("model_dir", "texts"))
     try:

@@ -1,4 +1,4 @@
-"""A command-line parser derived from a config dataclass (tasks/config.py): one flag per field, its help, choices and
+"""A command-line parser derived from a config dataclass (engine/settings.py): one flag per field, its help, choices and
 default from the field, so each setting is written once.
 
 Why not transformers' HfArgumentParser, which does the same: a config file (--config) sits between the defaults and
@@ -15,7 +15,7 @@ import json
 import typing
 from typing import Any
 
-from fastformer.tasks.config import base_type, field_types, load_config_file
+from fastformer.engine.settings import base_type, field_types, load_config_file
 
 
 def flag_name(name: str) -> str:
@@ -122,7 +122,7 @@ def verb_settings(cls: type, namespace: argparse.Namespace, verb: str, positiona
     """(settings, namespace) of a verb on a trained folder: the flags given read into `cls` (range-checked; `values`
     given as they are), and the namespace with every field set (the defaults where a flag was not given), or the
     one-line exit `fastformer VERB: --flag: what is wrong`."""
-    from fastformer.tasks.config import SettingError
+    from fastformer.engine.settings import SettingError
 
     given = {k: v for k, v in vars(namespace).items() if k not in ("command", *positional, *values)}
     try:

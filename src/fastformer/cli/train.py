@@ -53,15 +53,14 @@ def parse_arguments(argv: list[str]) -> tuple[str, argparse.Namespace]:
 def main(argv: list[str]) -> int:
     """`fastformer train ...`: the task's parser, its config, the run; a user error is one line and exit code 2."""
     from fastformer.cli.settings import resolve_settings
-    from fastformer.tasks.config import SettingError
-    from fastformer.tasks.configs import builtin_classification_defaults
+    from fastformer.engine.settings import SettingError
 
     task, namespace = parse_arguments(argv)
     entry = TASKS[task]
-    builtin = task == "classification" and "train" not in vars(namespace) and "config" not in vars(namespace)
+    given = vars(namespace)
+    defaults = entry.config_class.builtin_defaults() if "train" not in given and "config" not in given else None
     try:
-        defaults = builtin_classification_defaults() if builtin else None
-        if builtin and "output_dir" not in vars(namespace):
+        if defaults is not None and "output_dir" not in given:
             defaults["overwrite"] = True  # the demo folder: `fastformer train` again replaces the last demo run
         cfg = resolve_settings(entry.config_class, namespace, defaults)
         check_model_overrides(cfg)
@@ -72,7 +71,7 @@ def main(argv: list[str]) -> int:
 
 def run_training(task: str, cfg) -> int:
     from fastformer.data import DataError
-    from fastformer.tasks.run_folder import RunFolderError
+    from fastformer.engine.folder import RunFolderError
 
     module = TASKS[task].load()
     try:

@@ -136,7 +136,7 @@ def explain_user(
 ) -> NewsExplanation:
     """Explain the ranking of one impression of `user_id` in MIND data (`fastformer.data.mind.load_mind`): the first
     impression of that user, or the one named. `clicks`: the news click counts of a model that scores popularity
-    (`fastformer.tasks.news_recommendation.load_news_clicks`). Raises ValueError naming what is missing."""
+    (`fastformer.tasks.news.task.load_news_clicks`). Raises ValueError naming what is missing."""
     from fastformer.models.fastformer.modeling_news import candidate_clicks  # (transformers: only when used)
 
     mine = [i for i in data.impressions if i.user_id == user_id]

@@ -9,7 +9,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from fastformer.tasks import configs
+from fastformer.tasks.classification.config import ClassificationConfig
+from fastformer.tasks.lm.config import LanguageModelingConfig
+from fastformer.tasks.news.config import NewsConfig
+from fastformer.tasks.pretrain.config import PretrainingConfig
+from fastformer.tasks.summarize.config import SummarizationConfig
 
 
 @dataclass(frozen=True)
@@ -29,24 +33,24 @@ class TaskEntry:
 TASKS = {
     "classification": TaskEntry(
         "classification",
-        "fastformer.tasks.classification",
-        configs.ClassificationConfig,
+        "fastformer.tasks.classification.task",
+        ClassificationConfig,
         "text classification (default; with no --train, the built-in generated task)",
         ("FastformerForSequenceClassification",),
         ("evaluate", "predict", "explain", "export"),
     ),
     "lm": TaskEntry(
         "lm",
-        "fastformer.tasks.language_modeling",
-        configs.LanguageModelingConfig,
+        "fastformer.tasks.lm.task",
+        LanguageModelingConfig,
         "causal language model (Fastformer or the GPT-2 baseline of the same size)",
         ("FastformerForCausalLM", "GPT2LMHeadModel"),
         ("evaluate", "predict", "explain", "export", "generate"),
     ),
     "pretrain": TaskEntry(
         "pretrain",
-        "fastformer.tasks.pretraining",
-        configs.PretrainingConfig,
+        "fastformer.tasks.pretrain.task",
+        PretrainingConfig,
         "self-supervised pretraining (masked LM or ELECTRA) of an encoder that `train ... --init-from` fine-tunes",
         ("FastformerForMaskedLM", "FastformerForReplacedTokenDetection"),
         (),
@@ -54,16 +58,16 @@ TASKS = {
     ),
     "news": TaskEntry(
         "news",
-        "fastformer.tasks.news_recommendation",
-        configs.NewsConfig,
+        "fastformer.tasks.news.task",
+        NewsConfig,
         "news recommendation on MIND (the hierarchical recommender; NRMS-style softmax baseline)",
         ("FastformerForNewsRecommendation",),
         ("evaluate", "predict", "explain"),
     ),
     "summarize": TaskEntry(
         "summarize",
-        "fastformer.tasks.summarization",
-        configs.SummarizationConfig,
+        "fastformer.tasks.summarize.task",
+        SummarizationConfig,
         "abstractive summarization (encoder-decoder; softmax encoder and Lead-3 baselines)",
         ("FastformerForConditionalGeneration",),
         ("evaluate", "predict", "explain", "export"),
@@ -119,7 +123,7 @@ def check_model_files(folder: Path) -> None:
 def task_of_folder(path: str | Path) -> tuple[str, str | None]:
     """(task name, architecture or None) of a folder written by `fastformer train`: what its manifest or marker says,
     else (folders of earlier versions) its config.json's architectures or a TF-IDF model."""
-    from fastformer.tasks.run_folder import RunFolderError, folder_task
+    from fastformer.engine.folder import RunFolderError, folder_task
 
     folder = Path(path)
     if not folder.is_dir():

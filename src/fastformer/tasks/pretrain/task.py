@@ -21,9 +21,10 @@ from typing import Any
 
 import torch
 
-from fastformer.tasks.common import evaluations_by_steps, hold_out, limit_splits
-from fastformer.tasks.configs import PretrainingConfig
-from fastformer.tasks.run import Prepared, Task, run_task
+from fastformer.engine.skeleton import Prepared, Task, run_task
+from fastformer.engine.splits import hold_out, limit_splits
+from fastformer.engine.training import evaluations_by_steps
+from fastformer.tasks.pretrain.config import PretrainingConfig
 
 EVALUATION_MASK_SEED = 1234  # the held-out masking: the same positions at every evaluation and for every run seed
 

@@ -1,7 +1,7 @@
 """The settings of a run, each written once: a dataclass field with its help, its allowed values and its range.
 
 `RunConfig` holds what every task's run has (output folder, seed, epochs, batch, optimizer and schedule, logging,
-resume, progress); each task's config extends it with its own fields (`tasks/configs.py`). The command line is
+resume, progress); each task's config extends it with its own fields (`tasks/NAME/config.py`). The command line is
 derived from these fields (`fastformer.cli.settings`), config files are read into them, and `check()` range-checks
 every value up front, so a user error is one line naming the setting before anything runs.
 
@@ -23,7 +23,7 @@ import json
 import typing
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 
 class SettingError(ValueError):
@@ -119,7 +119,7 @@ def _check_type(name: str, value: Any, annotation: Any) -> Any:
 class Settings:
     """Settings of a command as a dataclass of `setting(...)` fields: built from a dict with type checks, then every
     field's range, choices and paths checked, so a user error is one line naming the setting. `RunConfig` (a training
-    run) and the settings of the verbs on a trained folder (`fastformer evaluate`, tasks/verbs.py) are ones."""
+    run) and the settings of the verbs on a trained folder (`fastformer evaluate`, engine/verbs.py) are ones."""
 
     # ---- building and checking ----------------------------------------------------------------------------------
 
@@ -156,6 +156,9 @@ class Settings:
 @dataclass
 class RunConfig(Settings):
     """What every task's run has. Saved as run_config.json beside the model."""
+
+    # architectures of the task that train no model (bag-of-words, Lead-3): nothing to start --init-from
+    MODEL_FREE_ARCHITECTURES: ClassVar[tuple[str, ...]] = ()
 
     output_dir: str = setting("runs/run", "output folder (made by the run; see --overwrite)", shapes_weights=False)
     overwrite: bool = setting(
@@ -214,6 +217,12 @@ class RunConfig(Settings):
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def builtin_defaults(cls) -> dict[str, Any] | None:
+        """The settings of the task's built-in job, which `fastformer train TASK` runs when given no data (no
+        --train, no --config); None: the task has none and needs data."""
+        return None
 
 
 def settings_hash(settings: dict[str, Any]) -> str:

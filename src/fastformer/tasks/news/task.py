@@ -29,11 +29,11 @@ from typing import Any
 import torch
 
 from fastformer.data.mind import MindData, known_history, load_mind
+from fastformer.engine import inputs
+from fastformer.engine.skeleton import Prepared, Task, run_task
+from fastformer.engine.splits import hold_out
 from fastformer.metrics.ranking import METRICS, mind_metrics, rank_scores, write_rankings
-from fastformer.tasks import inputs
-from fastformer.tasks.common import hold_out
-from fastformer.tasks.configs import NewsConfig
-from fastformer.tasks.run import Prepared, Task, run_task
+from fastformer.tasks.news.config import NewsConfig
 
 # ---------------------------------------------------------------------------------------------------------------
 # data
@@ -331,7 +331,7 @@ class NewsTask(Task):
     def load_data(self, cfg: NewsConfig, report: dict[str, Any]):
         splits = load_splits(cfg)
         report.update({name: dict(folder=d.folder, **d.report.as_dict()) for name, d in splits.items()})
-        from fastformer.tasks.init_from import check_start
+        from fastformer.engine.init_from import check_start
 
         check_start(cfg, news_head_fields(cfg), cfg.max_length)  # a folder that cannot start it: refused now
         return splits
@@ -347,7 +347,7 @@ class NewsTask(Task):
             tokens.add(data)
         origin = None
         if cfg.init_from:  # the pretrained encoder reads the news; the user encoder and the pooling start fresh
-            from fastformer.tasks.init_from import start_from
+            from fastformer.engine.init_from import start_from
 
             model, origin = start_from(
                 FastformerForNewsRecommendation, cfg, news_head_fields(cfg), tokenizer, cfg.max_length
@@ -473,7 +473,7 @@ def rank_split(model_dir: str | Path, data_path: str | Path, output: str | Path 
     return metrics, data.report
 
 
-# --- the commands on a trained folder (tasks/verbs.py) ---
+# --- the commands on a trained folder (engine/verbs.py) ---
 EVALUATION_FILE = "prediction.txt"  # the leaderboard's format, beside metrics.json
 EVALUATION_FIELDS = ()  # a MIND folder says everything
 PREDICTION_FILE = "prediction.txt"  # predict_folder's output inside the run folder when none is given

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from fastformer.tasks.common import write_jsonl
-from fastformer.tasks.tfidf_baseline import score_examples
+from fastformer.engine.outputs import write_jsonl
+from fastformer.tasks.classification.tfidf import score_examples
 
 C_GRID = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 ALPHA = 1.0  # the smoothing of the counts (Wang & Manning's alpha)

@@ -1,8 +1,9 @@
 """Text classification end to end: read data, train a tokenizer, train with the Hugging Face Trainer, evaluate,
 save a `save_pretrained` folder with metrics, predictions and plots.
 
-The run itself (folder, checkpoints, resume, torchrun, the atomic save) is the skeleton's (tasks/run.py); this module
-supplies what is classification's own: the splits, the encoded datasets, the model, the metrics and the predictions.
+The run itself (folder, checkpoints, resume, torchrun, the atomic save) is the skeleton's (engine/skeleton.py);
+this module supplies what is classification's own: the splits, the encoded datasets, the model, the metrics and
+the predictions.
 """
 
 from __future__ import annotations
@@ -15,16 +16,17 @@ from typing import Any
 import torch
 
 from fastformer.data.text_classification import Example, LabelMap, read_examples
+from fastformer.engine import inputs
+from fastformer.engine.init_from import check_start, start_from
+from fastformer.engine.outputs import write_jsonl
+from fastformer.engine.skeleton import Prepared, Task, run_task
+from fastformer.engine.splits import hold_out, limit_splits
 from fastformer.metrics.classification import classification_metrics, label_record, prediction_row
 from fastformer.presets import mixer_of
-from fastformer.tasks import inputs
-from fastformer.tasks.common import hold_out, limit_splits, write_jsonl
-from fastformer.tasks.configs import ClassificationConfig
-from fastformer.tasks.init_from import check_start, start_from
-from fastformer.tasks.run import Prepared, Task, run_task
+from fastformer.tasks.classification.config import ClassificationConfig
 
 # --architecture values that are untrained baselines: name -> module with train / evaluate / classifier / MODEL_FILES
-BASELINES = {"tfidf": "fastformer.tasks.tfidf_baseline", "nbsvm": "fastformer.tasks.nbsvm_baseline"}
+BASELINES = {"tfidf": "fastformer.tasks.classification.tfidf", "nbsvm": "fastformer.tasks.classification.nbsvm"}
 SUBSET_SEED = 0  # the --max-*-examples sample: fixed, so that every seed and architecture sees the same examples
 SUBSETS = {"random": SUBSET_SEED, "first": None}  # --subset -> limit_splits' subset_seed (None: file order)
 
@@ -347,7 +349,7 @@ def predict_texts(model_dir: str | Path, texts: list[str], max_length: int | Non
     return Classifier(model_dir, max_length)(texts)
 
 
-# --- the commands on a trained folder (tasks/verbs.py) ---
+# --- the commands on a trained folder (engine/verbs.py) ---
 EVALUATION_FILE = "predictions.jsonl"
 EVALUATION_FIELDS = ("text_field", "label_field", "format", "where", "binary_threshold", "max_examples", "max_length")
 
@@ -356,7 +358,7 @@ def evaluate_folder(model_dir: str | Path, architecture: str | None, settings, o
     """Accuracy, macro-F1 and the confusion matrix of a trained folder (a model or a bag-of-words baseline) on a
     labelled file (`settings`: tasks.verbs.EvaluationSettings), read with the run's own columns and label mapping
     unless the settings name others; the predictions go to EVALUATION_FILE beside `output` (metrics.json)."""
-    from fastformer.tasks.run_folder import run_settings
+    from fastformer.engine.folder import run_settings
 
     run = run_settings(model_dir)
     text_field = settings.text_field if settings.text_field is not None else run.get("text_field")

@@ -18,13 +18,14 @@ from typing import Any
 import torch
 
 from fastformer.data.summarization import Pair, lead, read_pairs
+from fastformer.engine import inputs
+from fastformer.engine.outputs import write_jsonl
+from fastformer.engine.skeleton import Prepared, Task, run_task
+from fastformer.engine.splits import hold_out, limit_splits
 from fastformer.metrics.repetition import repetition
 from fastformer.metrics.rouge import rouge
 from fastformer.presets import mixer_of
-from fastformer.tasks import inputs
-from fastformer.tasks.common import hold_out, limit_splits, write_jsonl
-from fastformer.tasks.configs import SummarizationConfig
-from fastformer.tasks.run import Prepared, Task, run_task
+from fastformer.tasks.summarize.config import SummarizationConfig
 
 
 def load_splits(cfg: SummarizationConfig) -> tuple[dict[str, list[Pair]], dict[str, list[str]]]:
@@ -163,7 +164,7 @@ class SummarizationTask(Task):
 
     def load_data(self, cfg: SummarizationConfig, report: dict[str, Any]):
         splits, skipped = load_splits(cfg)
-        from fastformer.tasks.init_from import check_start
+        from fastformer.engine.init_from import check_start
 
         check_start(cfg, summarizer_head_fields(cfg), cfg.max_source_length)  # refused before the folder is touched
         return dict(splits=splits, skipped=skipped)
@@ -184,7 +185,7 @@ class SummarizationTask(Task):
         eval_set = PairDataset(splits["validation"], tokenizer, cfg.max_source_length, cfg.max_target_length)
         origin = None
         if cfg.init_from:  # the pretrained encoder reads the documents; the decoder starts fresh
-            from fastformer.tasks.init_from import start_from
+            from fastformer.engine.init_from import start_from
 
             model, origin = start_from(
                 FastformerForConditionalGeneration,
@@ -299,7 +300,7 @@ def generation_settings(model_dir: str | Path) -> SummarizationConfig:
     return SummarizationConfig(**{k: values[k] for k in keep if k in values and k in known})
 
 
-# --- the commands on a trained folder (tasks/verbs.py) ---
+# --- the commands on a trained folder (engine/verbs.py) ---
 EVALUATION_FILE = "summaries.jsonl"
 EVALUATION_FIELDS = ("source_field", "target_field", "format", "where", "max_examples", "num_beams")
 

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fastformer.tasks.config import changed_settings, settings_hash
+from fastformer.engine.settings import changed_settings, settings_hash
 
 MARKER = ".fastformer-run"
 LOCK = ".lock"

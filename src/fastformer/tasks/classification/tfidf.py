@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from fastformer.tasks.common import write_jsonl
+from fastformer.engine.outputs import write_jsonl
 
 C_GRID = (0.25, 1.0, 4.0, 16.0)
 

@@ -1,0 +1,1 @@
+"""Text classification: Fastformer / softmax classifiers, TF-IDF + LR and NBSVM baselines."""

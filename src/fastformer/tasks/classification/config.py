@@ -1,0 +1,95 @@
+"""The settings of a classification run (`fastformer train classification`): RunConfig (engine/settings.py) and the
+word inputs (engine/inputs.py), plus what is classification's own. Imports the stdlib only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fastformer.engine.inputs import WordInputSettings
+from fastformer.engine.settings import RunConfig, SettingError, redefault, setting
+from fastformer.presets import MIXERS
+
+
+@dataclass
+class ClassificationConfig(WordInputSettings):
+    """Text classification (`fastformer train classification`); saved as run_config.json beside the model."""
+
+    MODEL_FREE_ARCHITECTURES = ("tfidf", "nbsvm")  # the bag-of-words baselines
+
+    train: str | None = setting(
+        None,
+        "training file or folder (CSV/TSV/JSONL/fastText/folder, .gz too; mind-topics: several joined by commas); "
+        "omit for the built-in generated task",
+        paths="file-or-folder",
+    )
+    validation: str | None = setting(
+        None, "validation file; default: hold out --validation-fraction of the training file", paths="file-or-folder"
+    )
+    test: str | None = setting(
+        None, "test file (mind-topics: its texts are kept out of training)", paths="file-or-folder"
+    )
+    text_field: str | None = setting(
+        None, "text column name or position / JSON key (default: 'text', or column 1 of header-less CSV)"
+    )
+    label_field: str | None = setting(None, "label column name or position / JSON key (default: 'label', or column 0)")
+    format: str | None = setting(
+        None,
+        "file format (default: from the file name); mind-topics: MIND news topic classification from news.tsv / "
+        "MIND folders / MINDRec JSON (--text-field title, abstract, body or e.g. title,abstract; --label-field "
+        "category or subcategory; without --validation / --test, title-disjoint splits by category)",
+        choices=("csv", "tsv", "jsonl", "fasttext", "folder", "mind-topics"),
+    )
+    has_header: bool | None = setting(None, "CSV/TSV header row (default: guessed)")
+    train_where: dict[str, str] | None = setting(None, "JSON Lines filter of the training file", flag=False)
+    validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
+    test_where: dict[str, str] | None = setting(None, "JSON Lines filter of the test file", flag=False)
+    validation_fraction: float = setting(0.1, "hold-out fraction when no validation file is given", above=0, below=1)
+    test_fraction: float = setting(
+        0.1, "mind-topics without --test: the share of distinct titles held out for testing", above=0, below=1
+    )
+    binary_threshold: float | None = setting(
+        None, "map numeric labels to pos (>= threshold) / neg, e.g. 7 for IMDB sentiment"
+    )
+    max_train_examples: int | None = setting(None, "use only N training examples (see --subset)", minimum=1)
+    max_eval_examples: int | None = setting(None, "use only N validation / test examples (see --subset)", minimum=1)
+    subset: str = setting(
+        "random",
+        "which examples --max-*-examples keeps: random (a fixed-seed sample, the same for every --seed and "
+        "architecture) or first (file order)",
+        choices=("random", "first"),
+    )
+    max_length: int = setting(512, "tokens kept per text (truncation)", minimum=1)
+    architecture: str = setting(
+        "fastformer",
+        "fastformer, softmax (the same model with softmax attention: the paper's Transformer baseline), tfidf (TF-IDF "
+        "+ logistic regression) or nbsvm (NB-scaled binary uni/bi/trigrams + logistic regression, Wang & Manning 2012)",
+        choices=(*MIXERS, *MODEL_FREE_ARCHITECTURES),
+    )
+    sampling: str = setting(
+        "group_by_length",
+        "training order: group_by_length (random batches of similar length, less padding), random or sequential",
+        choices=("group_by_length", "random", "sequential"),
+    )
+    metric: str = setting(
+        "macro_f1", "validation metric that picks the best checkpoint", choices=("macro_f1", "accuracy")
+    )
+    output_dir: str = redefault(RunConfig, "output_dir", "runs/classification")
+
+    def check(self) -> None:
+        super().check()
+        if self.format == "mind-topics" and self.train is None:
+            raise SettingError("train", "format mind-topics needs --train (MIND news.tsv files / folders or MINDRec)")
+
+    @classmethod
+    def builtin_defaults(cls) -> dict[str, Any]:
+        """`fastformer train` with no data: the generated long-document task, small enough for a minute on two
+        cores. Its default folder is a demo: a second run there replaces the first (see cli/train.py)."""
+        return dict(
+            max_length=512,
+            epochs=4.0,
+            batch_size=32,
+            vocab_size=1000,
+            output_dir="runs/builtin-longdoc",
+            model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=128),
+        )

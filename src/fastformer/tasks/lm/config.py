@@ -1,0 +1,47 @@
+"""The settings of a causal language-model run (`fastformer train lm`). Imports the stdlib only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastformer.engine.inputs import TokenizerSettings
+from fastformer.engine.settings import RunConfig, SettingError, redefault, setting
+
+
+@dataclass
+class LanguageModelingConfig(TokenizerSettings):
+    """Causal language modelling (`fastformer train lm`); saved as run_config.json beside the model."""
+
+    train: str | None = setting(None, "training documents: a JSON Lines, CSV/TSV or text file", paths="file")
+    validation: str | None = setting(
+        None, "validation documents; default: hold out --validation-fraction of the training documents", paths="file"
+    )
+    text_field: str | None = setting(None, "text column / JSON key (default: 'text')")
+    format: str | None = setting(
+        None, "file format (default: from the file name)", choices=("jsonl", "csv", "tsv", "txt")
+    )
+    train_where: dict[str, str] | None = setting(None, "JSON Lines filter of the training file", flag=False)
+    validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
+    validation_fraction: float = setting(0.05, "hold-out fraction when no validation file is given", above=0, below=1)
+    max_train_texts: int | None = setting(None, "use only the first N training documents", minimum=1)
+    max_eval_texts: int | None = setting(None, "use only the first N validation documents", minimum=1)
+    vocab_size: int = redefault(TokenizerSettings, "vocab_size", 8000)
+    block_size: int = setting(256, "tokens per training block (and the model's positions)", minimum=2)
+    architecture: str = setting(
+        "fastformer",
+        "fastformer or gpt2 (transformers' GPT2LMHeadModel of the same size, softmax attention)",
+        choices=("fastformer", "gpt2"),
+    )
+    epochs: float = redefault(RunConfig, "epochs", 1.0)
+    max_steps: int = setting(-1, "optimisation steps (> 0 overrides --epochs)", minimum=-1)
+    batch_size: int = redefault(RunConfig, "batch_size", 16)
+    weight_decay: float = redefault(RunConfig, "weight_decay", 0.01)
+    warmup: float = redefault(RunConfig, "warmup", 0.05)
+    scheduler: str = redefault(RunConfig, "scheduler", "cosine")
+    evaluations: int = setting(4, "validation passes during training (the best checkpoint is kept)", minimum=1)
+    output_dir: str = redefault(RunConfig, "output_dir", "runs/lm")
+
+    def check(self) -> None:
+        super().check()
+        if self.train is None:
+            raise SettingError("train", "language modelling needs a file of documents (JSON Lines, CSV/TSV or text)")

@@ -1,0 +1,1 @@
+"""Self-supervised pretraining: masked LM or ELECTRA."""

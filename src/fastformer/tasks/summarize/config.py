@@ -1,0 +1,71 @@
+"""The settings of a summarization run (`fastformer train summarize`). Imports the stdlib only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastformer.engine.inputs import WordInputSettings
+from fastformer.engine.settings import RunConfig, SettingError, redefault, setting
+from fastformer.presets import MIXERS
+
+
+@dataclass
+class SummarizationConfig(WordInputSettings):
+    """Abstractive summarization (`fastformer train summarize`); saved as run_config.json beside the model."""
+
+    MODEL_FREE_ARCHITECTURES = ("lead3",)  # the extractive baseline
+
+    train: str | None = setting(
+        None, "a file of document / summary pairs (CSV, JSON Lines, Cohan's PubMed)", paths="file"
+    )
+    validation: str | None = setting(
+        None, "validation pairs; default: hold out --validation-fraction of train (or --split)", paths="file"
+    )
+    test: str | None = setting(None, "test pairs", paths="file", shapes_weights=False)
+    format: str | None = setting(None, "file format (default: from the file)", choices=("csv", "jsonl", "cohan"))
+    source_field: str | None = setting(
+        None, "document column / key (default: article, or article_text for Cohan's PubMed)"
+    )
+    target_field: str | None = setting(None, "summary column / key (default: highlights, or abstract_text)")
+    train_where: dict[str, str] | None = setting(None, "JSON Lines filter of the training file", flag=False)
+    validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
+    test_where: dict[str, str] | None = setting(None, "JSON Lines filter of the test file", flag=False)
+    split: list[int] | None = setting(
+        None, "take train / validation / test of these sizes, in file order, from the one --train file"
+    )
+    validation_fraction: float = setting(0.1, "hold-out fraction when no validation file is given", above=0, below=1)
+    max_train_examples: int | None = setting(None, "use only the first N training pairs", minimum=1)
+    max_eval_examples: int | None = setting(None, "use only the first N validation / test pairs", minimum=1)
+    max_source_length: int = setting(2048, "document tokens kept (the encoder's positions)", minimum=1)
+    max_target_length: int = setting(256, "summary tokens kept, and the longest summary generated", minimum=2)
+    architecture: str = setting(
+        "fastformer",
+        "fastformer, softmax (a softmax Transformer encoder) or lead3 (the first three sentences; no training)",
+        choices=(*MIXERS, *MODEL_FREE_ARCHITECTURES),
+    )
+    learning_rate: float = redefault(RunConfig, "learning_rate", 1e-4)
+    batch_size: int = redefault(RunConfig, "batch_size", 32)
+    num_beams: int = setting(5, "beam size (1 = greedy)", minimum=1, shapes_weights=False)
+    length_penalty: float = setting(1.0, "beam-search length penalty", shapes_weights=False)
+    no_repeat_ngram_size: int = setting(
+        3, "never repeat an n-gram of this size (0 = off)", minimum=0, shapes_weights=False
+    )
+    min_new_tokens: int = setting(0, "shortest summary generated, in tokens", minimum=0, shapes_weights=False)
+    eval_batch_size: int = setting(16, "documents summarized per batch", minimum=1, shapes_weights=False)
+    bootstrap_samples: int = setting(
+        1000, "bootstrap samples of the ROUGE confidence intervals", minimum=0, shapes_weights=False
+    )
+    rouge_splits: list[str] = setting(
+        factory=lambda: ["validation", "test"],
+        help="splits summarized and scored",
+        choices=("validation", "test"),
+        shapes_weights=False,
+    )
+    output_dir: str = redefault(RunConfig, "output_dir", "runs/summarization")
+
+    def check(self) -> None:
+        super().check()
+        if self.train is None and self.architecture != "lead3":
+            raise SettingError("train", "summarization needs a file of document / summary pairs")
+        if self.split is not None and (len(self.split) != 3 or self.validation or self.test):
+            raise SettingError("split", "takes three sizes [train, validation, test] of the one --train file")
