@@ -209,3 +209,34 @@ def test_a_task_that_declares_a_verb_provides_what_the_verb_calls():
         assert not hasattr(module, "generation_export") or "export" in entry.verbs, name
     assert [n for n, e in TASKS.items() if hasattr(e.load(), "generation_export")] == ["lm", "summarize"]
     assert [n for n, e in TASKS.items() if hasattr(e.load(), "predict_folder")] == ["news"]
+
+
+def test_a_verb_offers_every_task_flag_and_refuses_one_the_folder_task_does_not_read(tmp_path, capsys):
+    """`fastformer predict | evaluate | explain` take the union of the tasks' settings classes' flags (TASKS), the
+    help naming the tasks that read a flag only some read; on a folder, a flag its task does not read is refused in
+    one line naming what it reads, before anything loads (here a classification folder without a model)."""
+    import dataclasses
+
+    from fastformer.tasks.registry import TASKS
+
+    for verb in ("evaluate", "predict", "explain"):
+        with pytest.raises(SystemExit):
+            main([verb, "--help"])
+        shown = " ".join(capsys.readouterr().out.split())
+        for entry in TASKS.values():
+            cls = entry.verbs.get(verb)
+            for f in dataclasses.fields(cls) if cls else ():
+                flag = ("--no-" if f.default is True else "--") + f.name.replace("_", "-")
+                assert flag in shown, (verb, entry.name, flag)
+        if verb == "predict":
+            assert "tokens generated per prompt [lm] (default: 40)" in shown
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / ".fastformer-run").write_text(json.dumps({"task": "classification"}))
+    (folder / "run_complete.json").write_text(json.dumps({"task": "classification", "files": []}))
+    with pytest.raises(
+        SystemExit, match=r"^fastformer predict: --max-new-tokens, --data: not read when predicting with"
+    ):
+        main(["predict", str(folder), "a text", "--max-new-tokens", "3", "--data", "x"])
+    with pytest.raises(SystemExit, match=r"a classification run \(it reads --file\)$"):
+        main(["predict", str(folder), "a text", "--max-new-tokens", "3"])

@@ -225,7 +225,7 @@ def test_command_line_errors(classifier, tmp_path):
         main(["explain", str(classifier), "a text", "--head", "3", "--output-dir", str(tmp_path)])
     with pytest.raises(SystemExit, match="pooling weights have neither"):
         main(["explain", str(classifier), "a text", "--weights", "pooling", "--layer", "1"])
-    with pytest.raises(SystemExit, match=r"for runs explained per user \(news\); a classification run is per text"):
+    with pytest.raises(SystemExit, match=r"--user: not read when explaining a classification run \(it reads --file,"):
         main(["explain", str(classifier), "a text", "--user", "U1"])
     with pytest.raises(SystemExit, match="no such file"):
         main(["explain", str(classifier), "--file", str(tmp_path / "missing.txt")])

@@ -135,7 +135,7 @@ def test_real_data_sst5_and_unknown_labels_at_evaluation(tmp_path, capsys):
         main(["evaluate", str(out), "--data", str(bad)])
     assert not (out / "evaluations" / "other").exists()  # a failed evaluation leaves no folder behind
     # a flag the task does not read is refused, not ignored, before anything is written
-    with pytest.raises(SystemExit, match=r"--source-field, --num-beams: not read when evaluating a classification run"):
+    with pytest.raises(SystemExit, match=r"--num-beams, --source-field: not read when evaluating a classification run"):
         main(["evaluate", str(out), "--data", str(bad), "--num-beams", "4", "--source-field", "text"])
     assert not (out / "evaluations" / "other").exists()
 

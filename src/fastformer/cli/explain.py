@@ -16,12 +16,11 @@ HELP = "explain predictions: each word shaded by the model's additive-attention 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from fastformer.cli.settings import add_config_arguments
-    from fastformer.engine.verbs import ExplanationSettings
+    from fastformer.cli.settings import add_verb_arguments
 
     parser.add_argument("model_dir", help="a folder written by `fastformer train`")
     parser.add_argument("texts", nargs="*", help="texts to explain")
-    add_config_arguments(parser, ExplanationSettings, config_file=False)
+    add_verb_arguments(parser, "explain")
 
 
 def _fail(message: str):
@@ -52,7 +51,7 @@ def explain_folder(args: argparse.Namespace, settings, task: str, architecture: 
 
     if not args.user or not args.data:
         _fail(f"a {task} run is explained per user: give --user ID and --data (a MIND folder)")
-    if args.texts or args.file:
+    if args.texts:
         _fail(f"a {task} run is explained per user (--user), not per text")
     try:
         explanation = TASKS[task].load().explain_folder(args.model_dir, architecture, settings)
@@ -74,21 +73,18 @@ def explain_folder(args: argparse.Namespace, settings, task: str, architecture: 
 def run(args: argparse.Namespace) -> int:
     from fastformer.cli.settings import verb_settings
     from fastformer.data import DataError
-    from fastformer.engine.verbs import ExplanationSettings
     from fastformer.interpret import View, explain
     from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
 
-    settings, args = verb_settings(ExplanationSettings, args, "explain", ("model_dir", "texts"))
     try:
         task, architecture = task_for_verb(args.model_dir, "explain")
     except NotARunFolder as error:
         _fail(str(error))
+    settings, args = verb_settings("explain", task, args, ("model_dir", "texts"))
     output = Path(args.output_dir) if args.output_dir else Path(args.model_dir) / "explanations"
     module = TASKS[task].load()
     if hasattr(module, "explain_folder"):
         return explain_folder(args, settings, task, architecture, output)
-    if args.user or args.data or args.impression:
-        _fail(f"--user, --impression and --data are for runs explained per user (news); a {task} run is per text")
     named = _texts(args)
     try:
         model, tokenizer, generation = module.explained_model(args.model_dir, architecture)

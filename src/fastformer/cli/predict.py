@@ -13,12 +13,11 @@ HELP = "predict with a trained folder: labels, continuations, summaries or ranki
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from fastformer.cli.settings import add_config_arguments
-    from fastformer.engine.verbs import PredictionSettings
+    from fastformer.cli.settings import add_verb_arguments
 
     parser.add_argument("model_dir", help="a folder written by `fastformer train`")
     parser.add_argument("texts", nargs="*", help="texts (documents, prompts) to predict for")
-    add_config_arguments(parser, PredictionSettings, config_file=False)
+    add_verb_arguments(parser, "predict")
 
 
 def predict_folder(args: argparse.Namespace, module, architecture: str | None, settings) -> int:
@@ -54,23 +53,20 @@ def run(args: argparse.Namespace) -> int:
     from fastformer.cli.settings import verb_settings
     from fastformer.cli.streaming import inputs, stream
     from fastformer.data import DataError
-    from fastformer.engine.verbs import PredictionSettings
     from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
 
-    settings, args = verb_settings(PredictionSettings, args, "predict", ("model_dir", "texts"))
     try:
         task, architecture = task_for_verb(args.model_dir, "predict")
     except NotARunFolder as error:
         raise SystemExit(f"fastformer predict: {error}") from None
+    settings, args = verb_settings("predict", task, args, ("model_dir", "texts"))
     module = TASKS[task].load()
     if hasattr(module, "predict_folder"):
-        if args.texts or args.file:
+        if args.texts:
             raise SystemExit(f"fastformer predict: a {task} run predicts over a data folder (--data), not texts")
         if not args.data:
             raise SystemExit(f"fastformer predict: a {task} run predicts over a data folder: give --data")
         return predict_folder(args, module, architecture, settings)
-    if args.data:
-        raise SystemExit(f"fastformer predict: --data: a {task} run predicts from texts; give texts or --file")
     if args.file and not Path(args.file).is_file():
         from fastformer.cli.inputs import not_a_file
 

@@ -26,34 +26,8 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type, config_file
     """One flag per field of `cls` that has one (metadata flag=True); `config_file`: also --config FILE."""
     types = field_types(cls)
     for f in dataclasses.fields(cls):
-        meta = f.metadata
-        if not meta.get("flag", True):
-            continue
-        kind, _ = base_type(types[f.name])
-        origin = typing.get_origin(kind) or kind
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        help_text = meta.get("help", "")
-        if default is not None and origin is not bool:
-            help_text += f" (default: {','.join(map(str, default)) if isinstance(default, list) else default})"
-        common = dict(dest=f.name, default=argparse.SUPPRESS, help=help_text)
-        if origin is bool and f.name == "has_header":
-            parser.add_argument(flag_name(f.name), choices=["yes", "no"], type=str, **common)
-        elif origin is bool and default is True:  # progress: --no-progress turns it off
-            parser.add_argument("--no-" + f.name.replace("_", "-"), action="store_false", **common)
-        elif origin is bool:
-            parser.add_argument(flag_name(f.name), action="store_true", **common)
-        elif origin is list:
-            item = (typing.get_args(kind) or (str,))[0]
-            if f.name == "split":
-                parser.add_argument(
-                    flag_name(f.name), type=int, nargs=3, metavar=("TRAIN", "VALIDATION", "TEST"), **common
-                )
-            else:  # comma-separated or space-separated
-                parser.add_argument(flag_name(f.name), type=str, nargs="+", metavar=item.__name__.upper(), **common)
-        else:
-            converter = {int: int, float: float}.get(origin, str)
-            choices = meta.get("choices")
-            parser.add_argument(flag_name(f.name), type=converter, metavar=_metavar(choices, origin), **common)
+        if f.metadata.get("flag", True):
+            add_field_argument(parser, f, types[f.name], f.metadata.get("help", ""))
     names = {f.name for f in dataclasses.fields(cls)}
     if "model" in names:
         parser.add_argument(
@@ -76,6 +50,32 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type, config_file
     if config_file:
         help_text = "YAML or JSON file of settings (flags override)"
         parser.add_argument("--config", default=argparse.SUPPRESS, help=help_text)
+
+
+def add_field_argument(parser: argparse.ArgumentParser, f: dataclasses.Field, annotation: Any, help_text: str) -> None:
+    """The flag of one settings field: its type, choices and default from the field (never set unless given)."""
+    kind, _ = base_type(annotation)
+    origin = typing.get_origin(kind) or kind
+    default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+    if default is not None and origin is not bool:
+        help_text += f" (default: {','.join(map(str, default)) if isinstance(default, list) else default})"
+    common = dict(dest=f.name, default=argparse.SUPPRESS, help=help_text)
+    if origin is bool and f.name == "has_header":
+        parser.add_argument(flag_name(f.name), choices=["yes", "no"], type=str, **common)
+    elif origin is bool and default is True:  # progress: --no-progress turns it off
+        parser.add_argument("--no-" + f.name.replace("_", "-"), action="store_false", **common)
+    elif origin is bool:
+        parser.add_argument(flag_name(f.name), action="store_true", **common)
+    elif origin is list:
+        item = (typing.get_args(kind) or (str,))[0]
+        if f.name == "split":
+            parser.add_argument(flag_name(f.name), type=int, nargs=3, metavar=("TRAIN", "VALIDATION", "TEST"), **common)
+        else:  # comma-separated or space-separated
+            parser.add_argument(flag_name(f.name), type=str, nargs="+", metavar=item.__name__.upper(), **common)
+    else:
+        converter = {int: int, float: float}.get(origin, str)
+        choices = f.metadata.get("choices")
+        parser.add_argument(flag_name(f.name), type=converter, metavar=_metavar(choices, origin), **common)
 
 
 def _metavar(choices, origin) -> str | None:
@@ -118,16 +118,59 @@ def resolve_settings(cls: type, namespace: argparse.Namespace, defaults: dict[st
     return cls.from_dict(values)
 
 
-def verb_settings(cls: type, namespace: argparse.Namespace, verb: str, positional: tuple[str, ...], **values: Any):
-    """(settings, namespace) of a verb on a trained folder: the flags given read into `cls` (range-checked; `values`
-    given as they are), and the namespace with every field set (the defaults where a flag was not given), or the
-    one-line exit `fastformer VERB: --flag: what is wrong`."""
-    from fastformer.engine.settings import SettingError
+def verb_classes(verb: str) -> dict[str, type]:
+    """{task: the settings class of `verb`} for every task that declares the verb with settings (TASKS)."""
+    from fastformer.tasks.registry import TASKS
 
-    given = {k: v for k, v in vars(namespace).items() if k not in ("command", *positional, *values)}
+    return {name: entry.verbs[verb] for name, entry in TASKS.items() if entry.verbs.get(verb) is not None}
+
+
+def add_verb_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
+    """The flags of `fastformer VERB DIR`: the union of every task's settings for the verb, each field once. A field
+    only some tasks read says which ("[lm]"); one whose help differs between tasks gives each task's."""
+    classes = verb_classes(verb)
+    fields: dict[str, tuple[dataclasses.Field, Any, dict[str, list[str]]]] = {}
+    for task, cls in classes.items():
+        types = field_types(cls)
+        for f in dataclasses.fields(cls):
+            helps = fields.setdefault(f.name, (f, types[f.name], {}))[2]
+            helps.setdefault(f.metadata.get("help", ""), []).append(task)
+    for f, annotation, helps in fields.values():
+        if not f.metadata.get("flag", True):
+            continue
+        readers = [task for tasks in helps.values() for task in tasks]
+        if len(helps) == 1:
+            help_text = next(iter(helps))
+            if len(readers) < len(classes):
+                help_text += f" [{', '.join(readers)}]"
+        else:
+            help_text = "; ".join(f"{', '.join(tasks)}: {text}" for text, tasks in helps.items())
+        add_field_argument(parser, f, annotation, help_text)
+
+
+def verb_settings(verb: str, task: str, namespace: argparse.Namespace, positional: tuple[str, ...], **values: Any):
+    """(settings, namespace) of `fastformer VERB DIR` on a `task` folder: the flags given (and `values`, where not
+    None) read into the task's settings class for the verb (range-checked), and the namespace with every field of it
+    set (the defaults where a flag was not given); or the one-line exit `fastformer VERB: --flag: what is wrong`,
+    naming any flag the task does not read (ignoring it would be silent)."""
+    from fastformer.engine.settings import SettingError
+    from fastformer.engine.verbs import GERUNDS
+    from fastformer.tasks.registry import TASKS
+
+    cls = TASKS[task].verbs[verb]
+    names = [f.name for f in dataclasses.fields(cls)]
+    given = {k: v for k, v in vars(namespace).items() if k not in ("command", *positional)}
+    given.update({k: v for k, v in values.items() if v is not None})
+    unread = [name for name in given if name not in names]
+    if unread:
+        root = cls.__mro__[-3]  # the verb's class in engine/verbs.py (..., root, Settings, object): its fields all read
+        own = [n for n in names if n not in {f.name for f in dataclasses.fields(root)}] or names
+        flags = ", ".join(flag_name(name) for name in unread)
+        reads = ", ".join(flag_name(name) for name in own)
+        raise SystemExit(f"fastformer {verb}: {flags}: not read when {GERUNDS[verb]} a {task} run (it reads {reads})")
     try:
-        settings = cls.from_dict({**given, **values})
+        settings = cls.from_dict(given)
     except (SettingError, ValueError) as error:
         raise SystemExit(f"fastformer {verb}: {error}") from None
-    fields = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
+    fields = {name: getattr(settings, name) for name in names}
     return settings, argparse.Namespace(**{k: getattr(namespace, k) for k in positional}, **fields)

@@ -6,24 +6,27 @@ from __future__ import annotations
 
 import importlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastformer.tasks.classification.config import ClassificationConfig
-from fastformer.tasks.lm.config import LanguageModelingConfig
-from fastformer.tasks.news.config import NewsConfig
+from fastformer.engine.verbs import TextExplanationSettings, TextPredictionSettings
+from fastformer.tasks.classification.config import ClassificationConfig, ClassificationEvaluation
+from fastformer.tasks.lm.config import LanguageModelEvaluation, LanguageModelingConfig, LanguageModelPrediction
+from fastformer.tasks.news.config import NewsConfig, NewsEvaluation, NewsExplanation, NewsPrediction
 from fastformer.tasks.pretrain.config import PretrainingConfig
-from fastformer.tasks.summarize.config import SummarizationConfig
+from fastformer.tasks.summarize.config import SummarizationConfig, SummarizationEvaluation
 
 
 @dataclass(frozen=True)
 class TaskEntry:
     name: str
-    module: str  # defines TASK (a tasks.run.Task), train(cfg) and the task's evaluate / predict helpers
+    module: str  # defines TASK (an engine.skeleton.Task), train(cfg) and the functions of its verbs
     config_class: type
     help: str
     architectures: tuple[str, ...]  # config.json "architectures" of its trained folders (folders of older versions)
-    verbs: tuple[str, ...] = ()  # what a trained folder of it can do besides being trained (VERBS)
+    # what a trained folder of it can do besides being trained (VERBS): verb -> the settings class of its flags
+    # (engine/verbs.py's, or the task's own extending one), None where the command's own flags are all it reads
+    verbs: dict[str, type | None] = field(default_factory=dict)
     instead: str = ""  # said when a verb it lacks is asked for
 
     def load(self):
@@ -37,7 +40,12 @@ TASKS = {
         ClassificationConfig,
         "text classification (default; with no --train, the built-in generated task)",
         ("FastformerForSequenceClassification",),
-        ("evaluate", "predict", "explain", "export"),
+        dict(
+            evaluate=ClassificationEvaluation,
+            predict=TextPredictionSettings,
+            explain=TextExplanationSettings,
+            export=None,
+        ),
     ),
     "lm": TaskEntry(
         "lm",
@@ -45,7 +53,13 @@ TASKS = {
         LanguageModelingConfig,
         "causal language model (Fastformer or the GPT-2 baseline of the same size)",
         ("FastformerForCausalLM", "GPT2LMHeadModel"),
-        ("evaluate", "predict", "explain", "export", "generate"),
+        dict(
+            evaluate=LanguageModelEvaluation,
+            predict=LanguageModelPrediction,
+            explain=TextExplanationSettings,
+            export=None,
+            generate=None,
+        ),
     ),
     "pretrain": TaskEntry(
         "pretrain",
@@ -53,7 +67,7 @@ TASKS = {
         PretrainingConfig,
         "self-supervised pretraining (masked LM or ELECTRA) of an encoder that `train ... --init-from` fine-tunes",
         ("FastformerForMaskedLM", "FastformerForReplacedTokenDetection"),
-        (),
+        {},
         "fine-tune it: `fastformer train ... --init-from FOLDER` (or load it with from_pretrained)",
     ),
     "news": TaskEntry(
@@ -62,7 +76,7 @@ TASKS = {
         NewsConfig,
         "news recommendation on MIND (the hierarchical recommender; NRMS-style softmax baseline)",
         ("FastformerForNewsRecommendation",),
-        ("evaluate", "predict", "explain"),
+        dict(evaluate=NewsEvaluation, predict=NewsPrediction, explain=NewsExplanation),
     ),
     "summarize": TaskEntry(
         "summarize",
@@ -70,7 +84,12 @@ TASKS = {
         SummarizationConfig,
         "abstractive summarization (encoder-decoder; softmax encoder and Lead-3 baselines)",
         ("FastformerForConditionalGeneration",),
-        ("evaluate", "predict", "explain", "export"),
+        dict(
+            evaluate=SummarizationEvaluation,
+            predict=TextPredictionSettings,
+            explain=TextExplanationSettings,
+            export=None,
+        ),
     ),
 }
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from fastformer.engine.inputs import WordInputSettings
 from fastformer.engine.settings import RunConfig, SettingError, redefault, setting
+from fastformer.engine.verbs import FileEvaluationSettings
 from fastformer.presets import MIXERS
 
 
@@ -93,3 +94,15 @@ class ClassificationConfig(WordInputSettings):
             output_dir="runs/builtin-longdoc",
             model=dict(hidden_size=64, num_attention_heads=4, intermediate_size=128),
         )
+
+
+@dataclass
+class ClassificationEvaluation(FileEvaluationSettings):
+    """`fastformer evaluate` on a classifier's folder: a labelled file, read with the run's own columns and label
+    mapping unless told otherwise."""
+
+    data: str | None = redefault(FileEvaluationSettings, "data", None, help="a labelled file in the training formats")
+    text_field: str | None = setting(None, "text column / JSON key (default: the run's own, from run_config.json)")
+    label_field: str | None = setting(None, "label column / JSON key (default: the run's own)")
+    binary_threshold: float | None = setting(None, "numeric labels to pos / neg (default: the run's own)")
+    max_length: int | None = setting(None, "tokens read per text (default: the model's positions)", minimum=1)

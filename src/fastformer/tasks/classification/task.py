@@ -351,12 +351,11 @@ def predict_texts(model_dir: str | Path, texts: list[str], max_length: int | Non
 
 # --- the commands on a trained folder (engine/verbs.py) ---
 EVALUATION_FILE = "predictions.jsonl"
-EVALUATION_FIELDS = ("text_field", "label_field", "format", "where", "binary_threshold", "max_examples", "max_length")
 
 
 def evaluate_folder(model_dir: str | Path, architecture: str | None, settings, output: Path) -> dict[str, Any]:
     """Accuracy, macro-F1 and the confusion matrix of a trained folder (a model or a bag-of-words baseline) on a
-    labelled file (`settings`: tasks.verbs.EvaluationSettings), read with the run's own columns and label mapping
+    labelled file (`settings`: ClassificationEvaluation), read with the run's own columns and label mapping
     unless the settings name others; the predictions go to EVALUATION_FILE beside `output` (metrics.json)."""
     from fastformer.engine.folder import run_settings
 

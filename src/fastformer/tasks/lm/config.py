@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from fastformer.engine.inputs import TokenizerSettings
 from fastformer.engine.settings import RunConfig, SettingError, redefault, setting
+from fastformer.engine.verbs import FileEvaluationSettings, TextPredictionSettings
 
 
 @dataclass
@@ -45,3 +46,19 @@ class LanguageModelingConfig(TokenizerSettings):
         super().check()
         if self.train is None:
             raise SettingError("train", "language modelling needs a file of documents (JSON Lines, CSV/TSV or text)")
+
+
+@dataclass
+class LanguageModelEvaluation(FileEvaluationSettings):
+    """`fastformer evaluate` on a language model's folder: perplexity on a file of documents."""
+
+    data: str | None = redefault(FileEvaluationSettings, "data", None, help="a file of documents")
+    text_field: str | None = setting(None, "text column / JSON key (default: the run's own, from run_config.json)")
+    max_length: int | None = setting(None, "tokens read per text (default: the model's positions)", minimum=1)
+
+
+@dataclass
+class LanguageModelPrediction(TextPredictionSettings):
+    """`fastformer predict` on a language model's folder: each text continued."""
+
+    max_new_tokens: int = setting(40, "tokens generated per prompt", minimum=1)

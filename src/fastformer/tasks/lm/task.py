@@ -198,11 +198,10 @@ def continue_texts(model, tokenizer, prompts: list[str], **generate_kwargs) -> l
 
 
 # --- the commands on a trained folder (engine/verbs.py) ---
-EVALUATION_FIELDS = ("text_field", "format", "where", "max_examples", "max_length")
 
 
 def evaluate_folder(model_dir: str | Path, architecture: str | None, settings, output: Path) -> dict[str, Any]:
-    """Perplexity of a trained folder on a file of documents (`settings`: tasks.verbs.EvaluationSettings; the first
+    """Perplexity of a trained folder on a file of documents (`settings`: LanguageModelEvaluation; the first
     `max_examples`: read no further), in blocks of `max_length` tokens (default: the model's positions)."""
     import time
     from itertools import islice

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from fastformer.engine.inputs import WordInputSettings
 from fastformer.engine.settings import RunConfig, SettingError, redefault, setting
+from fastformer.engine.verbs import EvaluationSettings, ExplanationSettings, PredictionSettings
 from fastformer.presets import MIXERS
 
 RANKING_METRICS = ("auc", "mrr", "ndcg@5", "ndcg@10")  # fastformer.metrics.ranking.METRICS
@@ -71,3 +72,26 @@ class NewsConfig(WordInputSettings):
             raise SettingError("train", "news recommendation needs a MIND folder with news.tsv and behaviors.tsv")
         if not self.news_fields:
             raise SettingError("news_fields", "name at least one field")
+
+
+@dataclass
+class NewsEvaluation(EvaluationSettings):
+    """`fastformer evaluate` on a recommender's folder: a MIND folder says everything else."""
+
+    data: str | None = redefault(EvaluationSettings, "data", None, help="a MIND folder or behaviors.tsv")
+
+
+@dataclass
+class NewsPrediction(PredictionSettings):
+    """`fastformer predict` on a recommender's folder: every impression of a MIND folder ranked."""
+
+    data: str | None = setting(None, "a MIND folder or behaviors.tsv (labels not needed) to rank")
+
+
+@dataclass
+class NewsExplanation(ExplanationSettings):
+    """`fastformer explain` on a recommender's folder: one user's impression."""
+
+    user: str | None = setting(None, "the user whose ranking to explain")
+    impression: str | None = setting(None, "which of the user's impressions (default: the first)")
+    data: str | None = setting(None, "a MIND folder or behaviors.tsv with the user's impressions")

@@ -475,7 +475,6 @@ def rank_split(model_dir: str | Path, data_path: str | Path, output: str | Path 
 
 # --- the commands on a trained folder (engine/verbs.py) ---
 EVALUATION_FILE = "prediction.txt"  # the leaderboard's format, beside metrics.json
-EVALUATION_FIELDS = ()  # a MIND folder says everything
 PREDICTION_FILE = "prediction.txt"  # predict_folder's output inside the run folder when none is given
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from fastformer.engine.inputs import WordInputSettings
 from fastformer.engine.settings import RunConfig, SettingError, redefault, setting
+from fastformer.engine.verbs import FileEvaluationSettings
 from fastformer.presets import MIXERS
 
 
@@ -69,3 +70,13 @@ class SummarizationConfig(WordInputSettings):
             raise SettingError("train", "summarization needs a file of document / summary pairs")
         if self.split is not None and (len(self.split) != 3 or self.validation or self.test):
             raise SettingError("split", "takes three sizes [train, validation, test] of the one --train file")
+
+
+@dataclass
+class SummarizationEvaluation(FileEvaluationSettings):
+    """`fastformer evaluate` on a summarizer's (or Lead-3's) folder: ROUGE on a file of document / summary pairs."""
+
+    data: str | None = redefault(FileEvaluationSettings, "data", None, help="a file of document / summary pairs")
+    source_field: str | None = setting(None, "document column / key (default: as training reads it)")
+    target_field: str | None = setting(None, "summary column / key (default: as training reads it)")
+    num_beams: int | None = setting(None, "beam size (default: the run's)", minimum=1)

@@ -302,13 +302,12 @@ def generation_settings(model_dir: str | Path) -> SummarizationConfig:
 
 # --- the commands on a trained folder (engine/verbs.py) ---
 EVALUATION_FILE = "summaries.jsonl"
-EVALUATION_FIELDS = ("source_field", "target_field", "format", "where", "max_examples", "num_beams")
 
 
 def evaluate_folder(model_dir: str | Path, architecture: str | None, settings, output: Path) -> dict[str, Any]:
     """ROUGE-1/2/L/Lsum (bootstrap intervals) of a trained folder's summaries (or Lead-3's) of a file of document /
     summary pairs, generated with the run's settings (`num_beams` overrides its beam size); the summaries go to
-    EVALUATION_FILE beside `output` (metrics.json). `settings`: tasks.verbs.EvaluationSettings."""
+    EVALUATION_FILE beside `output` (metrics.json). `settings`: SummarizationEvaluation."""
     pairs = read_pairs(
         settings.data, settings.source_field, settings.target_field, format=settings.format, where=settings.where
     )
