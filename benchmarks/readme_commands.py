@@ -53,7 +53,7 @@ class Command:
     line: int  # README line where it starts
     text: str  # as written, continuation lines joined
     comment: str  # the README's comment after it
-    environment: str = ""  # VAR=value assignments earlier in the same block, prefixed when it runs
+    environment: str = ""  # VAR=value assignments earlier in the same block, set before it runs
     end: int = 0  # README line where it ends (its duration is written in that line's comment)
 
 
@@ -240,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
                 rows[command.text] = dict(line=command.line, command=command.text, status="not run", reason=reason)
             continue
         started = time.perf_counter()
-        shell = f"{command.environment} {command.text}".strip()
+        # set first, as the README's block does: a prefix (`VAR=x cmd $VAR`) would expand $VAR before setting it
+        shell = f"{command.environment}; {command.text}" if command.environment else command.text
         done = subprocess.run(["bash", "-c", shell], cwd=workdir, env=env, capture_output=True, text=True)
         seconds = round(time.perf_counter() - started, 1)
         status = "ok" if done.returncode == 0 else f"failed (exit {done.returncode})"
