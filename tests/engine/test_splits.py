@@ -1,4 +1,4 @@
-"""Shared task helpers: split limits and hold-outs."""
+"""The splits every task shares (engine/splits.py): example caps and hold-outs."""
 
 import pytest
 
