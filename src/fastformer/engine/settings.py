@@ -225,6 +225,44 @@ class RunConfig(Settings):
         return None
 
 
+@dataclass
+class DataSettings(RunConfig):
+    """A run that reads its examples from files: a training file and a validation file (default: a held-out
+    fraction of the training examples), each with a JSON Lines filter (`--where SPLIT:KEY=VALUE`). A task words the
+    help for its data and formats (`redefault(..., help=...)`) and its hold-out default."""
+
+    train: str | None = setting(None, "training file", paths="file")
+    validation: str | None = setting(
+        None, "validation file; default: hold out --validation-fraction of the training examples", paths="file"
+    )
+    train_where: dict[str, str] | None = setting(None, "JSON Lines filter of the training file", flag=False)
+    validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
+    validation_fraction: float = setting(0.1, "hold-out fraction when no validation file is given", above=0, below=1)
+
+
+@dataclass
+class LabelledDataSettings(DataSettings):
+    """Labelled examples (classification, summarization): a test file too, scored at the end of the run, and caps
+    on the examples of each split."""
+
+    test: str | None = setting(None, "test file", paths="file")
+    test_where: dict[str, str] | None = setting(None, "JSON Lines filter of the test file", flag=False)
+    max_train_examples: int | None = setting(None, "use only the first N training examples", minimum=1)
+    max_eval_examples: int | None = setting(None, "use only the first N validation / test examples", minimum=1)
+
+
+@dataclass
+class CorpusSettings(DataSettings):
+    """Unlabelled texts (language modelling, pretraining): one text field, and caps on the texts of each split."""
+
+    text_field: str | None = setting(None, "text column / JSON key (default: 'text')")
+    format: str | None = setting(
+        None, "file format (default: from the file name)", choices=("jsonl", "csv", "tsv", "txt")
+    )
+    max_train_texts: int | None = setting(None, "use only the first N training texts", minimum=1)
+    max_eval_texts: int | None = setting(None, "use only the first N validation texts", minimum=1)
+
+
 def settings_hash(settings: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
 

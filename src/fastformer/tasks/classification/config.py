@@ -7,28 +7,38 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastformer.engine.inputs import WordInputSettings
-from fastformer.engine.settings import RunConfig, SettingError, redefault, setting
+from fastformer.engine.settings import LabelledDataSettings, RunConfig, SettingError, redefault, setting
 from fastformer.engine.verbs import FileEvaluationSettings
 from fastformer.presets import MIXERS
 
 
 @dataclass
-class ClassificationConfig(WordInputSettings):
+class ClassificationConfig(LabelledDataSettings, WordInputSettings):
     """Text classification (`fastformer train classification`); saved as run_config.json beside the model."""
 
     MODEL_FREE_ARCHITECTURES = ("tfidf", "nbsvm")  # the bag-of-words baselines
 
-    train: str | None = setting(
+    train: str | None = redefault(
+        LabelledDataSettings,
+        "train",
         None,
-        "training file or folder (CSV/TSV/JSONL/fastText/folder, .gz too; mind-topics: several joined by commas); "
-        "omit for the built-in generated task",
+        help="training file or folder (CSV/TSV/JSONL/fastText/folder, .gz too; mind-topics: several joined by "
+        "commas); omit for the built-in generated task",
         paths="file-or-folder",
     )
-    validation: str | None = setting(
-        None, "validation file; default: hold out --validation-fraction of the training file", paths="file-or-folder"
+    validation: str | None = redefault(
+        LabelledDataSettings,
+        "validation",
+        None,
+        help="validation file; default: hold out --validation-fraction of the training file",
+        paths="file-or-folder",
     )
-    test: str | None = setting(
-        None, "test file (mind-topics: its texts are kept out of training)", paths="file-or-folder"
+    test: str | None = redefault(
+        LabelledDataSettings,
+        "test",
+        None,
+        help="test file (mind-topics: its texts are kept out of training)",
+        paths="file-or-folder",
     )
     text_field: str | None = setting(
         None, "text column name or position / JSON key (default: 'text', or column 1 of header-less CSV)"
@@ -42,18 +52,18 @@ class ClassificationConfig(WordInputSettings):
         choices=("csv", "tsv", "jsonl", "fasttext", "folder", "mind-topics"),
     )
     has_header: bool | None = setting(None, "CSV/TSV header row (default: guessed)")
-    train_where: dict[str, str] | None = setting(None, "JSON Lines filter of the training file", flag=False)
-    validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
-    test_where: dict[str, str] | None = setting(None, "JSON Lines filter of the test file", flag=False)
-    validation_fraction: float = setting(0.1, "hold-out fraction when no validation file is given", above=0, below=1)
     test_fraction: float = setting(
         0.1, "mind-topics without --test: the share of distinct titles held out for testing", above=0, below=1
     )
     binary_threshold: float | None = setting(
         None, "map numeric labels to pos (>= threshold) / neg, e.g. 7 for IMDB sentiment"
     )
-    max_train_examples: int | None = setting(None, "use only N training examples (see --subset)", minimum=1)
-    max_eval_examples: int | None = setting(None, "use only N validation / test examples (see --subset)", minimum=1)
+    max_train_examples: int | None = redefault(
+        LabelledDataSettings, "max_train_examples", None, help="use only N training examples (see --subset)"
+    )
+    max_eval_examples: int | None = redefault(
+        LabelledDataSettings, "max_eval_examples", None, help="use only N validation / test examples (see --subset)"
+    )
     subset: str = setting(
         "random",
         "which examples --max-*-examples keeps: random (a fixed-seed sample, the same for every --seed and "

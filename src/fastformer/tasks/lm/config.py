@@ -5,27 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastformer.engine.inputs import TokenizerSettings
-from fastformer.engine.settings import RunConfig, SettingError, redefault, setting
+from fastformer.engine.settings import CorpusSettings, RunConfig, SettingError, redefault, setting
 from fastformer.engine.verbs import FileEvaluationSettings, TextPredictionSettings
 
 
 @dataclass
-class LanguageModelingConfig(TokenizerSettings):
+class LanguageModelingConfig(CorpusSettings, TokenizerSettings):
     """Causal language modelling (`fastformer train lm`); saved as run_config.json beside the model."""
 
-    train: str | None = setting(None, "training documents: a JSON Lines, CSV/TSV or text file", paths="file")
-    validation: str | None = setting(
-        None, "validation documents; default: hold out --validation-fraction of the training documents", paths="file"
+    train: str | None = redefault(
+        CorpusSettings, "train", None, help="training documents: a JSON Lines, CSV/TSV or text file"
     )
-    text_field: str | None = setting(None, "text column / JSON key (default: 'text')")
-    format: str | None = setting(
-        None, "file format (default: from the file name)", choices=("jsonl", "csv", "tsv", "txt")
+    validation: str | None = redefault(
+        CorpusSettings,
+        "validation",
+        None,
+        help="validation documents; default: hold out --validation-fraction of the training documents",
     )
-    train_where: dict[str, str] | None = setting(None, "JSON Lines filter of the training file", flag=False)
-    validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
-    validation_fraction: float = setting(0.05, "hold-out fraction when no validation file is given", above=0, below=1)
-    max_train_texts: int | None = setting(None, "use only the first N training documents", minimum=1)
-    max_eval_texts: int | None = setting(None, "use only the first N validation documents", minimum=1)
+    validation_fraction: float = redefault(CorpusSettings, "validation_fraction", 0.05)
     vocab_size: int = redefault(TokenizerSettings, "vocab_size", 8000)
     block_size: int = setting(256, "tokens per training block (and the model's positions)", minimum=2)
     architecture: str = setting(

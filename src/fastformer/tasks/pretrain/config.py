@@ -5,28 +5,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastformer.engine.inputs import TokenizerSettings
-from fastformer.engine.settings import RunConfig, SettingError, redefault, setting
+from fastformer.engine.settings import CorpusSettings, RunConfig, SettingError, redefault, setting
 from fastformer.presets import MIXERS
 
 
 @dataclass
-class PretrainingConfig(TokenizerSettings):
+class PretrainingConfig(CorpusSettings, TokenizerSettings):
     """Self-supervised pretraining of the encoder, masked-token prediction or ELECTRA's replaced-token detection
     (`fastformer train pretrain`); saved as run_config.json beside the model. The folder fine-tunes with
     `fastformer train ... --init-from FOLDER`."""
 
-    train: str | None = setting(
-        None, "unlabelled texts: JSON Lines, CSV/TSV or text files (.gz too), several joined by commas", paths="file"
+    train: str | None = redefault(
+        CorpusSettings,
+        "train",
+        None,
+        help="unlabelled texts: JSON Lines, CSV/TSV or text files (.gz too), several joined by commas",
     )
-    validation: str | None = setting(
-        None, "held-out texts; default: hold out --validation-fraction of the training texts", paths="file"
+    validation: str | None = redefault(
+        CorpusSettings,
+        "validation",
+        None,
+        help="held-out texts; default: hold out --validation-fraction of the training texts",
     )
-    text_field: str | None = setting(None, "text column / JSON key of every file (default: 'text')")
-    format: str | None = setting(
-        None, "file format (default: from each file's name)", choices=("jsonl", "csv", "tsv", "txt")
-    )
-    train_where: dict[str, str] | None = setting(None, "JSON Lines filter of the training files", flag=False)
-    validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
     exclude: list[str] = setting(
         factory=list,
         paths="file",
@@ -35,9 +35,7 @@ class PretrainingConfig(TokenizerSettings):
         "exclude:KEY=VALUE filters them, e.g. exclude:split=test)",
     )
     exclude_where: dict[str, str] | None = setting(None, "JSON Lines filter of the --exclude files", flag=False)
-    validation_fraction: float = setting(0.01, "hold-out fraction when no validation file is given", above=0, below=1)
-    max_train_texts: int | None = setting(None, "use only the first N training texts", minimum=1)
-    max_eval_texts: int | None = setting(None, "use only the first N validation texts", minimum=1)
+    validation_fraction: float = redefault(CorpusSettings, "validation_fraction", 0.01)
     vocab_size: int = redefault(TokenizerSettings, "vocab_size", 16000)
     block_size: int = setting(
         256, "tokens per sequence (and the model's positions): a longer text is cut into several", minimum=8

@@ -5,38 +5,41 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastformer.engine.inputs import WordInputSettings
-from fastformer.engine.settings import RunConfig, SettingError, redefault, setting
+from fastformer.engine.settings import LabelledDataSettings, RunConfig, SettingError, redefault, setting
 from fastformer.engine.verbs import FileEvaluationSettings
 from fastformer.presets import MIXERS
 
 
 @dataclass
-class SummarizationConfig(WordInputSettings):
+class SummarizationConfig(LabelledDataSettings, WordInputSettings):
     """Abstractive summarization (`fastformer train summarize`); saved as run_config.json beside the model."""
 
     MODEL_FREE_ARCHITECTURES = ("lead3",)  # the extractive baseline
 
-    train: str | None = setting(
-        None, "a file of document / summary pairs (CSV, JSON Lines, Cohan's PubMed)", paths="file"
+    train: str | None = redefault(
+        LabelledDataSettings, "train", None, help="a file of document / summary pairs (CSV, JSON Lines, Cohan's PubMed)"
     )
-    validation: str | None = setting(
-        None, "validation pairs; default: hold out --validation-fraction of train (or --split)", paths="file"
+    validation: str | None = redefault(
+        LabelledDataSettings,
+        "validation",
+        None,
+        help="validation pairs; default: hold out --validation-fraction of train (or --split)",
     )
-    test: str | None = setting(None, "test pairs", paths="file", shapes_weights=False)
+    test: str | None = redefault(LabelledDataSettings, "test", None, help="test pairs", shapes_weights=False)
     format: str | None = setting(None, "file format (default: from the file)", choices=("csv", "jsonl", "cohan"))
     source_field: str | None = setting(
         None, "document column / key (default: article, or article_text for Cohan's PubMed)"
     )
     target_field: str | None = setting(None, "summary column / key (default: highlights, or abstract_text)")
-    train_where: dict[str, str] | None = setting(None, "JSON Lines filter of the training file", flag=False)
-    validation_where: dict[str, str] | None = setting(None, "JSON Lines filter of the validation file", flag=False)
-    test_where: dict[str, str] | None = setting(None, "JSON Lines filter of the test file", flag=False)
     split: list[int] | None = setting(
         None, "take train / validation / test of these sizes, in file order, from the one --train file"
     )
-    validation_fraction: float = setting(0.1, "hold-out fraction when no validation file is given", above=0, below=1)
-    max_train_examples: int | None = setting(None, "use only the first N training pairs", minimum=1)
-    max_eval_examples: int | None = setting(None, "use only the first N validation / test pairs", minimum=1)
+    max_train_examples: int | None = redefault(
+        LabelledDataSettings, "max_train_examples", None, help="use only the first N training pairs"
+    )
+    max_eval_examples: int | None = redefault(
+        LabelledDataSettings, "max_eval_examples", None, help="use only the first N validation / test pairs"
+    )
     max_source_length: int = setting(2048, "document tokens kept (the encoder's positions)", minimum=1)
     max_target_length: int = setting(256, "summary tokens kept, and the longest summary generated", minimum=2)
     architecture: str = setting(
