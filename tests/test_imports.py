@@ -170,3 +170,23 @@ def test_import_fastformer_then_auto_classes_resolve_a_folder(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == "FastformerForSequenceClassification", result.stderr
+
+
+def test_outside_the_tasks_only_the_registry_is_imported_and_no_task_is_named():
+    """The engine, the command line, interpret/ and the benchmark know tasks only through tasks/registry.py (TASKS,
+    task_for_verb, its errors), and compare no string to a task's name or to a task's own architecture: a new task
+    is one folder and one registry line, with no edit outside tasks/."""
+    from fastformer.tasks.registry import TASKS
+
+    names = set(TASKS) | {a for e in TASKS.values() for a in e.config_class.MODEL_FREE_ARCHITECTURES} | {"gpt2"}
+    reach_ins, comparisons = [], []
+    for package in ("engine", "cli", "interpret", "benchmark"):
+        for path in (SOURCE / package).rglob("*.py"):
+            where = path.relative_to(SOURCE)
+            reach_ins += [f"{where}: {m}" for m in _imports(path) if m.startswith("fastformer.tasks.")]
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Compare):
+                    named = [c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and c.value in names]
+                    comparisons += [f"{where}:{node.lineno}: {ast.unparse(node)}" for _ in named[:1]]
+    assert not [r for r in reach_ins if not r.endswith(": fastformer.tasks.registry")], reach_ins
+    assert not comparisons, comparisons

@@ -48,8 +48,8 @@ class NewsExplanation:
 
     def to_dict(self) -> dict[str, Any]:
         def item(entry):
-            news: NewsItem = entry["news"]
-            rest = {k: v for k, v in entry.items() if k != "news"}
+            rest = dict(entry)
+            news: NewsItem = rest.pop("news")
             return dict(
                 rest,
                 news_id=news.news_id,
