@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from fastformer.cli import bench, convert, convert_mindrec, demo, evaluate, explain, export, generate, predict, train
+from fastformer.cli.settings import OneLineParser
 
 SUBCOMMANDS = {
     "train": train,
@@ -21,14 +21,7 @@ SUBCOMMANDS = {
 }
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """A parser whose errors are one line (the usage is for --help), exit code 2."""
-
-    def error(self, message: str):
-        raise SystemExit(f"{self.prog}: {message} (--help lists the options)")
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> OneLineParser:
     parser = OneLineParser(
         prog="fastformer",
         description="Fastformer (Wu et al. 2021, arXiv:2108.09084): additive attention in O(N d).",

@@ -18,6 +18,13 @@ from typing import Any
 from fastformer.engine.settings import base_type, field_types, load_config_file
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A parser whose errors are one line (the usage is for --help), exit code 2."""
+
+    def error(self, message: str):
+        raise SystemExit(f"{self.prog}: {message} (--help lists the options)")
+
+
 def flag_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 

@@ -1,5 +1,5 @@
-"""Train a model: `fastformer train [TASK] [settings]`, TASK one of classification (the default; with no data
-arguments, the built-in generated long-document task, no download), lm, news or summarize.
+"""Train a model: `fastformer train [TASK] [settings]`, TASK one of tasks.registry.TASKS (default classification:
+with no data arguments, its built-in generated long-document task, no download).
 `fastformer train TASK --help` lists that task's settings, each with its default.
 
 Settings come from the defaults, then a config file (--config, YAML or JSON), then the flags given here; every value
@@ -18,7 +18,7 @@ import json
 
 from fastformer.tasks.registry import TASKS
 
-HELP = "train a model (task: classification, lm, news or summarize)"
+HELP = f"train a model (task: {', '.join(TASKS)})"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +30,7 @@ def build_parser(task: str) -> argparse.ArgumentParser:
     from fastformer.cli.settings import add_config_arguments
 
     entry = TASKS[task]
-    from fastformer.cli.main import OneLineParser
+    from fastformer.cli.settings import OneLineParser
 
     parser = OneLineParser(
         prog=f"fastformer train {task}",
