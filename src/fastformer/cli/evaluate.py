@@ -26,10 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--where", action="append", default=argparse.SUPPRESS, metavar="KEY=VALUE", help=help_text)
 
 
-def read_settings(args: argparse.Namespace, task: str):
-    """The task's evaluation settings from the flags given (range-checked; --data required; a flag the task does not
-    read refused), or a one-line exit."""
-    from fastformer.cli.settings import verb_settings
+def read_flags(args: argparse.Namespace) -> tuple[argparse.Namespace, dict[str, str] | None]:
+    """(the flags but --where, the --where filter), every flag checked before the folder is read, or a one-line
+    exit."""
+    from fastformer.cli.settings import check_verb_flags
 
     where = getattr(args, "where", [])
     bad = [item for item in where if "=" not in item]
@@ -37,7 +37,8 @@ def read_settings(args: argparse.Namespace, task: str):
         raise SystemExit(f"fastformer evaluate: --where {bad[0]!r}: expected KEY=VALUE")
     given = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "where"})
     where = dict(item.split("=", 1) for item in where) or None
-    return verb_settings("evaluate", task, given, ("model_dir",), where=where)[0]
+    check_verb_flags("evaluate", given, ("model_dir",), where=where)
+    return given, where
 
 
 def output_path(model_dir: str, settings, companion: str | None = None) -> Path:
@@ -73,14 +74,16 @@ def output_path(model_dir: str, settings, companion: str | None = None) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fastformer.cli.settings import verb_settings
     from fastformer.data import DataError
     from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
 
+    given, where = read_flags(args)
     try:
         task, architecture = task_for_verb(args.model_dir, "evaluate")
     except NotARunFolder as error:
         raise SystemExit(f"fastformer evaluate: {error}") from None
-    settings = read_settings(args, task)
+    settings = verb_settings("evaluate", task, given, ("model_dir",), where=where)[0]
     module = TASKS[task].load()
     out = output_path(args.model_dir, settings, getattr(module, "EVALUATION_FILE", None))
     try:

@@ -71,11 +71,12 @@ def explain_folder(args: argparse.Namespace, settings, task: str, architecture: 
 
 
 def run(args: argparse.Namespace) -> int:
-    from fastformer.cli.settings import verb_settings
+    from fastformer.cli.settings import check_verb_flags, verb_settings
     from fastformer.data import DataError
     from fastformer.interpret import View, explain
     from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
 
+    check_verb_flags("explain", args, ("model_dir", "texts"))
     try:
         task, architecture = task_for_verb(args.model_dir, "explain")
     except NotARunFolder as error:

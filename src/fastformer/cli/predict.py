@@ -50,11 +50,12 @@ def predict_folder(args: argparse.Namespace, module, architecture: str | None, s
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from fastformer.cli.settings import verb_settings
+    from fastformer.cli.settings import check_verb_flags, verb_settings
     from fastformer.cli.streaming import inputs, stream
     from fastformer.data import DataError
     from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
 
+    check_verb_flags("predict", args, ("model_dir", "texts"))
     try:
         task, architecture = task_for_verb(args.model_dir, "predict")
     except NotARunFolder as error:

@@ -155,6 +155,21 @@ def add_verb_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
         add_field_argument(parser, f, annotation, help_text)
 
 
+def check_verb_flags(verb: str, namespace: argparse.Namespace, positional: tuple[str, ...], **values: Any) -> None:
+    """The flags given, checked (types, ranges, required ones) by every task's settings class that reads them, before
+    the folder is looked at: a bad value is named first whatever the folder holds; or the one-line exit."""
+    from fastformer.engine.settings import SettingError
+
+    given = {k: v for k, v in vars(namespace).items() if k not in ("command", *positional)}
+    given.update({k: v for k, v in values.items() if v is not None})
+    for cls in verb_classes(verb).values():
+        names = {f.name for f in dataclasses.fields(cls)}
+        try:
+            cls.from_dict({k: v for k, v in given.items() if k in names})
+        except (SettingError, ValueError) as error:
+            raise SystemExit(f"fastformer {verb}: {error}") from None
+
+
 def verb_settings(verb: str, task: str, namespace: argparse.Namespace, positional: tuple[str, ...], **values: Any):
     """(settings, namespace) of `fastformer VERB DIR` on a `task` folder: the flags given (and `values`, where not
     None) read into the task's settings class for the verb (range-checked), and the namespace with every field of it
