@@ -155,19 +155,30 @@ def add_verb_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
         add_field_argument(parser, f, annotation, help_text)
 
 
+def _given_flags(namespace: argparse.Namespace, positional: tuple[str, ...], values: dict[str, Any]) -> dict[str, Any]:
+    """The flags given on a verb's command line (its positional arguments aside), and `values` that are set."""
+    given = {k: v for k, v in vars(namespace).items() if k not in ("command", *positional)}
+    given.update({k: v for k, v in values.items() if v is not None})
+    return given
+
+
+def _verb_settings_or_exit(verb: str, cls: type, values: dict[str, Any]):
+    """`cls.from_dict(values)`, or the one-line exit `fastformer VERB: --flag: what is wrong`."""
+    from fastformer.engine.settings import SettingError
+
+    try:
+        return cls.from_dict(values)
+    except (SettingError, ValueError) as error:
+        raise SystemExit(f"fastformer {verb}: {error}") from None
+
+
 def check_verb_flags(verb: str, namespace: argparse.Namespace, positional: tuple[str, ...], **values: Any) -> None:
     """The flags given, checked (types, ranges, required ones) by every task's settings class that reads them, before
     the folder is looked at: a bad value is named first whatever the folder holds; or the one-line exit."""
-    from fastformer.engine.settings import SettingError
-
-    given = {k: v for k, v in vars(namespace).items() if k not in ("command", *positional)}
-    given.update({k: v for k, v in values.items() if v is not None})
+    given = _given_flags(namespace, positional, values)
     for cls in verb_classes(verb).values():
         names = {f.name for f in dataclasses.fields(cls)}
-        try:
-            cls.from_dict({k: v for k, v in given.items() if k in names})
-        except (SettingError, ValueError) as error:
-            raise SystemExit(f"fastformer {verb}: {error}") from None
+        _verb_settings_or_exit(verb, cls, {k: v for k, v in given.items() if k in names})
 
 
 def verb_settings(verb: str, task: str, namespace: argparse.Namespace, positional: tuple[str, ...], **values: Any):
@@ -175,14 +186,11 @@ def verb_settings(verb: str, task: str, namespace: argparse.Namespace, positiona
     None) read into the task's settings class for the verb (range-checked), and the namespace with every field of it
     set (the defaults where a flag was not given); or the one-line exit `fastformer VERB: --flag: what is wrong`,
     naming any flag the task does not read (ignoring it would be silent)."""
-    from fastformer.engine.settings import SettingError
     from fastformer.engine.verbs import GERUNDS
-    from fastformer.tasks.registry import TASKS
 
-    cls = TASKS[task].verbs[verb]
+    cls = verb_classes(verb)[task]
     names = [f.name for f in dataclasses.fields(cls)]
-    given = {k: v for k, v in vars(namespace).items() if k not in ("command", *positional)}
-    given.update({k: v for k, v in values.items() if v is not None})
+    given = _given_flags(namespace, positional, values)
     unread = [name for name in given if name not in names]
     if unread:
         root = cls.__mro__[-3]  # the verb's class in engine/verbs.py (..., root, Settings, object): its fields all read
@@ -190,9 +198,6 @@ def verb_settings(verb: str, task: str, namespace: argparse.Namespace, positiona
         flags = ", ".join(flag_name(name) for name in unread)
         reads = ", ".join(flag_name(name) for name in own)
         raise SystemExit(f"fastformer {verb}: {flags}: not read when {GERUNDS[verb]} a {task} run (it reads {reads})")
-    try:
-        settings = cls.from_dict(given)
-    except (SettingError, ValueError) as error:
-        raise SystemExit(f"fastformer {verb}: {error}") from None
+    settings = _verb_settings_or_exit(verb, cls, given)
     fields = {name: getattr(settings, name) for name in names}
     return settings, argparse.Namespace(**{k: getattr(namespace, k) for k in positional}, **fields)
