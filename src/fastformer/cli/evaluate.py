@@ -17,13 +17,10 @@ HELP = "evaluate a trained folder (any task) on labelled data"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from fastformer.cli.settings import add_verb_arguments, verb_classes
+    from fastformer.cli.settings import add_verb_arguments
 
     parser.add_argument("model_dir", help="a folder written by `fastformer train`")
     add_verb_arguments(parser, "evaluate")
-    readers = [task for task, cls in verb_classes("evaluate").items() if "where" in cls.__dataclass_fields__]
-    help_text = f"JSON Lines filter, repeatable [{', '.join(readers)}]"
-    parser.add_argument("--where", action="append", default=argparse.SUPPRESS, metavar="KEY=VALUE", help=help_text)
 
 
 def read_flags(args: argparse.Namespace) -> tuple[argparse.Namespace, dict[str, str] | None]:

@@ -153,6 +153,10 @@ def add_verb_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
         else:
             help_text = "; ".join(f"{', '.join(tasks)}: {text}" for text, tasks in helps.items())
         add_field_argument(parser, f, annotation, help_text)
+    if "where" in fields:  # a mapping, given KEY=VALUE at a time (the verb reads the items into the field)
+        readers = [task for tasks in fields["where"][2].values() for task in tasks]
+        help_text = f"JSON Lines filter, repeatable [{', '.join(readers)}]"
+        parser.add_argument("--where", action="append", default=argparse.SUPPRESS, metavar="KEY=VALUE", help=help_text)
 
 
 def _given_flags(namespace: argparse.Namespace, positional: tuple[str, ...], values: dict[str, Any]) -> dict[str, Any]:
