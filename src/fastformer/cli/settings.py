@@ -180,7 +180,7 @@ def check_verb_flags(verb: str, namespace: argparse.Namespace, positional: tuple
     """The flags given, checked (types, ranges, required ones) by every task's settings class that reads them, before
     the folder is looked at: a bad value is named first whatever the folder holds; or the one-line exit."""
     given = _given_flags(namespace, positional, values)
-    for cls in verb_classes(verb).values():
+    for cls in dict.fromkeys(verb_classes(verb).values()):  # a class several tasks share, checked once
         names = {f.name for f in dataclasses.fields(cls)}
         _verb_settings_or_exit(verb, cls, {k: v for k, v in given.items() if k in names})
 
