@@ -1,0 +1,39 @@
+"""benchmarks/summarize_runs.py's goal lines, on planted metrics: the pretraining issue's goals compare a pretrained
+fine-tune with the stronger bag-of-words model per metric and with the same model from scratch."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "summarize_runs.py"
+spec = importlib.util.spec_from_file_location("summarize_runs", SCRIPT)
+summarize_runs = importlib.util.module_from_spec(spec)
+sys.modules["summarize_runs"] = summarize_runs
+spec.loader.exec_module(summarize_runs)
+
+
+def plant(folder: Path, name: str, accuracy: float, macro_f1: float) -> None:
+    metrics = {"test": {"accuracy": accuracy, "macro_f1": macro_f1, "examples": 10}, "train": {"seconds": 1}}
+    (folder / f"{name}.json").write_text(json.dumps(metrics))
+
+
+def test_pretraining_goals_take_the_stronger_baseline_per_metric_and_the_margin_of_the_set(tmp_path, capsys):
+    # IMDB-8: NBSVM is the stronger in accuracy, TF-IDF + LR in macro-F1; margin 1 point
+    plant(tmp_path, "imdb8-nbsvm-seed0", 0.480, 0.330)
+    plant(tmp_path, "imdb8-tfidf-seed0", 0.440, 0.340)
+    plant(tmp_path, "imdb8-pretrained-seed1", 0.492, 0.352)
+    plant(tmp_path, "imdb8-pretrained-seed2", 0.492, 0.352)
+    plant(tmp_path, "imdb8-scratch-seed1", 0.460, 0.320)
+    # IMDB-2: margin 0.5, only the pretrained rows of the 1,024-token variant and no scratch row
+    plant(tmp_path, "imdb2-nbsvm-seed0", 0.900, 0.900)
+    plant(tmp_path, "imdb2-tfidf-seed0", 0.890, 0.890)
+    plant(tmp_path, "imdb2-1024-pretrained-seed1", 0.904, 0.904)
+    summarize_runs.main([str(tmp_path)])
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("- ")]
+    assert lines == [
+        "- 1024-pretrained >= +0.5 over the bag of words: NOT met (accuracy +0.40 vs nbsvm, macro_f1 +0.40 vs nbsvm;"
+        " 1 seed)",
+        "- pretrained >= +1 over the bag of words: met (accuracy +1.20 vs nbsvm, macro_f1 +1.20 vs tfidf; 2 seeds)",
+        "- pretrained >= +3 points over scratch: met (accuracy +3.20, macro_f1 +3.20)",
+    ]
