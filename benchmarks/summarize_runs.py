@@ -2,7 +2,8 @@
 
 Reads `DIR/<set>-<variant>-seed<N>.json` (metrics.json files copied there by benchmarks/run_sweep.sh) and prints,
 per set, test accuracy and macro-F1 x100 (mean +- std over the seeds found), the best epoch by validation, training
-seconds and real-token training throughput; for MIND topic runs, the majority-class row computed from the split's
+seconds (of the runs trained in one process: a resumed run's metrics time only its last process) and real-token
+training throughput; for MIND topic runs, the majority-class row computed from the split's
 category counts. Then the goals of docs/RESULTS.md for every Fastformer-with-vectors row (`fastformer*-glove*`) that
 has the rows it is compared with: vs TF-IDF + LR (+1 point; IMDB-2: at or above), vs the softmax Transformer with
 the same inputs and training (`softmax*`, at or above), and vs random embeddings (`*random*`, +3 points); a
@@ -98,12 +99,17 @@ def table(name: str, variants: dict[str, list[dict]]) -> list[str]:
         accuracy = [r["test"]["accuracy"] for r in runs]
         f1 = [r["test"]["macro_f1"] for r in runs]
         train = [r.get("train") or {} for r in runs]
-        seconds = statistics.mean(t.get("seconds") or 0 for t in train)
+        # a resumed run's seconds are those of its last process only: averaged over the runs trained in one go
+        whole = [t.get("seconds") or 0 for t in train if not t.get("resumed_from")]
+        resumed = len(train) - len(whole)
+        seconds = f"{statistics.mean(whole):,.0f}" if whole else ""
+        if resumed:
+            seconds += f"{' ' if whole else ''}({resumed} resumed, not counted)"
         speeds = [t["tokens_per_s"] for t in train if t.get("tokens_per_s")]
         speed = f"{statistics.mean(speeds):,.0f}" if speeds else ""
         lines.append(
             f"| {variant} | {len(runs)} | {cell(accuracy)} | {cell(f1)} | {train[0].get('examples', '')} / "
-            f"{runs[0]['test']['examples']} | {', '.join(best_epoch(r) for r in runs)} | {seconds:,.0f} | {speed} |"
+            f"{runs[0]['test']['examples']} | {', '.join(best_epoch(r) for r in runs)} | {seconds} | {speed} |"
         )
     first = next(iter(variants.values()))[0]
     found = majority(first)

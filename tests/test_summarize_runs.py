@@ -13,8 +13,9 @@ sys.modules["summarize_runs"] = summarize_runs
 spec.loader.exec_module(summarize_runs)
 
 
-def plant(folder: Path, name: str, accuracy: float, macro_f1: float) -> None:
-    metrics = {"test": {"accuracy": accuracy, "macro_f1": macro_f1, "examples": 10}, "train": {"seconds": 1}}
+def plant(folder: Path, name: str, accuracy: float, macro_f1: float, **train) -> None:
+    train = {"seconds": 1, **train}
+    metrics = {"test": {"accuracy": accuracy, "macro_f1": macro_f1, "examples": 10}, "train": train}
     (folder / f"{name}.json").write_text(json.dumps(metrics))
 
 
@@ -37,3 +38,14 @@ def test_pretraining_goals_take_the_stronger_baseline_per_metric_and_the_margin_
         "- pretrained >= +1 over the bag of words: met (accuracy +1.20 vs nbsvm, macro_f1 +1.20 vs tfidf; 2 seeds)",
         "- pretrained >= +3 points over scratch: met (accuracy +3.20, macro_f1 +3.20)",
     ]
+
+
+def test_training_seconds_leave_out_resumed_runs_and_say_so(tmp_path, capsys):
+    """A resumed run's metrics time only its last process: the column averages the runs trained in one go."""
+    plant(tmp_path, "imdb2-scratch-seed1", 0.8, 0.8, seconds=7000)
+    plant(tmp_path, "imdb2-scratch-seed2", 0.8, 0.8, seconds=1300, resumed_from="runs/x/checkpoint-704")
+    plant(tmp_path, "imdb2-pretrained-seed1", 0.8, 0.8, seconds=900, resumed_from="runs/y/checkpoint-704")
+    summarize_runs.main([str(tmp_path)])
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    seconds = {cells[0]: cells[6] for cells in rows[1:]}  # after the header
+    assert seconds == {"| pretrained": "(1 resumed, not counted)", "| scratch": "7,000 (1 resumed, not counted)"}
