@@ -6,16 +6,18 @@
 # Usage: bash benchmarks/pretraining_full.sh [GROUP ...]   (groups: imdb2 imdb8 imdb8-1024 yelp; default imdb2;
 #        ONLY='NAME|NAME' runs just those; DRY_RUN=1 lists them)
 #        python benchmarks/summarize_runs.py benchmarks/results/pretraining-full   -> the table
-# Runtimes, measured (2026-12-02, IMDB-2 @512, seed 1, JOBS=2, one thread each): ~50 min an epoch, ~2.7 h a run with
-# its evaluations. The pretrained model is causal, and its classifier trains 1.5-1.8x slower a step than the same
-# bidirectional encoder (the causal op's prefix scans), ~2,500 real tokens/s here: the 24 runs are ~60 h one at a time.
+# Runtimes, measured (IMDB-2 @512, one thread each): seed 2, beside a one-core summarization run, ~22 min an epoch and
+# ~1.2 h a run with its evaluations (5,436 real tokens/s); seed 3, two runs side by side (JOBS=2), ~27 min an epoch,
+# 2.0 GB a process. (Seed 1's ~50 min an epoch came before the run skeleton trimmed the heap: its processes grew to
+# 9 GB.) The pretrained model is causal, and its classifier trains 1.5-1.8x slower a step than the same
+# bidirectional encoder (the causal op's prefix scans): the 24 runs are ~30 h one at a time.
 # A run killed with its session resumes from its last epoch's checkpoint (run_sweep.sh passes --resume).
 set -euo pipefail
 IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
 YELP=${YELP:-../shared/data/yelp5}
 PRETRAINED=${PRETRAINED:-pretrained/fastformer-imdb-clm}
 SEEDS=${SEEDS:-1 2 3}
-JOBS=${JOBS:-1}  # two causal classifiers at 32 x 512 need more than 24 GB side by side (one was OOM-killed)
+JOBS=${JOBS:-2}  # two causal classifiers at 32 x 512 side by side: 2 GB each (before the heap trim: 9 GB, OOM)
 THREADS=${THREADS:-1}
 EPOCHS=${EPOCHS:-3}
 OUT=${OUT:-runs/pretraining-full}
