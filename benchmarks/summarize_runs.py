@@ -146,8 +146,9 @@ def above_strongest(
     parts, met = [], True
     for metric in ("accuracy", "macro_f1"):
         mean, std = stat([r["test"][metric] for r in variants[ours]])
-        best = max(present, key=lambda b: stat([r["test"][metric] for r in variants[b]])[0])
-        diff = 100 * (mean - stat([r["test"][metric] for r in variants[best]])[0])
+        means = {b: stat([r["test"][metric] for r in variants[b]])[0] for b in present}
+        best = max(means, key=means.get)
+        diff = 100 * (mean - means[best])
         met &= diff >= margin
         tie = " (within the seed spread)" if abs(diff) <= 100 * std else ""
         parts.append(f"{metric} {diff:+.2f} vs {best}{tie}")
