@@ -29,8 +29,58 @@ def test_softmax_model_counts_the_standard_attention_parameters():
     assert diff == (4 * D * D + 4 * D) - (3 * D * D + 3 * D + 2 * D)  # one layer: the paper preset shares layers
 
 
-def test_softmax_layer_is_not_causal():
-    with pytest.raises(ValueError, match="bidirectional"):
-        FastformerLayer(32, 4, 64, attention_type="softmax", causal=True)
+def reference_causal_softmax_attention(attention: SoftmaxAttention, x, mask):
+    """The slow, obvious form: for each query i, a softmax over the real keys j <= i, head by head."""
+    B, N, hidden = x.shape
+    H, D = attention.num_heads, attention.head_size
+    q, k, v = attention.qkv(x).split(hidden, dim=-1)
+    out = torch.zeros(B, N, hidden, dtype=x.dtype)
+    for b in range(B):
+        for i in range(N):
+            keys = [j for j in range(i + 1) if mask[b, j]] or [i]
+            for h in range(H):
+                cols = slice(h * D, (h + 1) * D)
+                scores = torch.stack([q[b, i, cols] @ k[b, j, cols] for j in keys]) / D**0.5
+                weights = torch.softmax(scores, 0)
+                out[b, i, cols] = sum(w * v[b, j, cols] for w, j in zip(weights, keys, strict=True))
+    return attention.out(out)
+
+
+def test_causal_softmax_attention_matches_the_reference_forward_and_backward():
+    torch.manual_seed(0)
+    attention = SoftmaxAttention(12, 3, causal=True).double()
+    x = torch.randn(3, 7, 12, dtype=torch.float64, requires_grad=True)
+    mask = torch.ones(3, 7, dtype=torch.bool)
+    mask[1, :3] = False  # left padding
+    mask[2, 5:] = False  # right padding
+    fast, slow = attention(x, mask), reference_causal_softmax_attention(attention, x, mask)
+    # the real tokens' rows (a padding row is read by nobody: what it attends to is the layer's choice)
+    torch.testing.assert_close(fast[mask], slow[mask], rtol=1e-10, atol=1e-10)
+    g = torch.randn_like(fast) * mask[..., None]
+    fast_grads = torch.autograd.grad(fast, (x, *attention.parameters()), g)
+    slow_grads = torch.autograd.grad(slow, (x, *attention.parameters()), g)
+    for a, b in zip(fast_grads, slow_grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-10)
+    # no mask: torch's own causal kernel, the same numbers
+    torch.testing.assert_close(attention(x), reference_causal_softmax_attention(attention, x, torch.ones(3, 7) > 0))
+    small = SoftmaxAttention(4, 2, causal=True).double()
+    x = torch.randn(2, 5, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(small, (x, mask[1:, :5]))
+
+
+def test_causal_softmax_layer_never_reads_a_later_token_and_left_padding_changes_nothing():
+    torch.manual_seed(0)
+    layer = FastformerLayer(32, 4, 64, attention_type="softmax", causal=True).eval().double()
+    assert not layer.carries_state  # no decoding state: a causal softmax model reads its prefix again
+    x = torch.randn(1, 9, 32, dtype=torch.float64)
+    later = x.clone()
+    later[:, 6:] = torch.randn(1, 3, 32, dtype=torch.float64)
+    torch.testing.assert_close(layer(x)[:, :6], layer(later)[:, :6], rtol=0, atol=0)
+    padded = torch.cat([torch.randn(1, 4, 32, dtype=torch.float64), x], 1)
+    mask = torch.arange(13)[None] >= 4
+    torch.testing.assert_close(layer(padded, mask)[:, 4:], layer(x), rtol=1e-10, atol=1e-10)
+
+
+def test_unknown_mixer_is_refused():
     with pytest.raises(ValueError, match="attention_type"):
         FastformerLayer(32, 4, 64, attention_type="linear")

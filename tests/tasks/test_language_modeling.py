@@ -218,3 +218,44 @@ def test_resume_from_a_checkpoint_ends_where_an_uninterrupted_run_ends(tmp_path)
     ids = torch.arange(5, 69).view(2, 32)
     logits = [AutoModelForCausalLM.from_pretrained(d).eval()(ids).logits for d in (whole, cut)]
     assert torch.equal(logits[0], logits[1])
+
+
+def test_the_causal_softmax_control_trains_generates_and_fine_tunes_with_init_from(tmp_path, capsys):
+    """`--architecture softmax`: the same fastformer model with causal softmax attention (the control for the causal
+    Fastformer): it trains, generates by reading its prefix again (no decoding state), and a classifier starts from
+    its encoder as from the Fastformer's."""
+    from fastformer.engine.init_from import InitFromError, fine_tuning_config, load_encoder
+    from fastformer.models.fastformer import FastformerForSequenceClassification
+
+    out = tmp_path / "softmax"
+    args = ["--train", str(IMDB), "--where", "train:split=train", "--max-train-texts", "100", "--max-eval-texts", "10"]
+    args += ["--max-steps", "6", "--evaluations", "1", "--architecture", "softmax", "--output-dir", str(out), *TINY]
+    assert main(["train", "lm", *args]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["architecture"] == "softmax" and math.isfinite(metrics["validation"]["perplexity"])
+    model = AutoModelForCausalLM.from_pretrained(out).eval()
+    assert type(model).__name__ == "FastformerForCausalLM" and model.config.attention_type == "softmax"
+    assert model.config.causal and not model.config.use_cache
+    with pytest.raises(ValueError, match="keeps no decoding state"):
+        model(torch.tensor([[5, 6, 7]]), use_cache=True)
+
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    ids = tokenizer(["the movie was"], add_special_tokens=False, return_tensors="pt")["input_ids"]
+    generated, expected = model.generate(ids, max_new_tokens=5, do_sample=False), ids
+    with torch.no_grad():
+        for _ in range(5):  # greedy decoding by hand, the whole prefix every step
+            expected = torch.cat([expected, model(expected).logits[:, -1:].argmax(-1)], 1)
+    assert torch.equal(generated, expected)
+    capsys.readouterr()
+    assert main(["generate", str(out), "the movie was", "--max-new-tokens", "4"]) == 0
+    with pytest.raises(SystemExit, match="a softmax folder; export takes"):
+        main(["export", str(out), str(tmp_path / "exported")])
+
+    config = fine_tuning_config(out, dict(num_labels=2), {}, "softmax", tokenizer, 64)
+    classifier, fresh = load_encoder(FastformerForSequenceClassification, out, config)
+    source = model.state_dict()
+    encoder = {k: v for k, v in classifier.state_dict().items() if k.startswith("fastformer.") and "pooler" not in k}
+    assert encoder and all(torch.equal(v, source[k]) for k, v in encoder.items())
+    assert classifier.config.causal and classifier.config.attention_type == "softmax"
+    with pytest.raises(InitFromError, match="--architecture fastformer: --init-from .* attention_type 'softmax'"):
+        fine_tuning_config(out, dict(num_labels=2), {}, "fastformer", tokenizer, 64)

@@ -21,11 +21,9 @@ def fastformer_mixer(hidden_size: int, num_heads: int, **attention_kwargs) -> nn
 
 
 def softmax_mixer(hidden_size: int, num_heads: int, **attention_kwargs) -> nn.Module:
-    """Multi-head softmax attention (torch's scaled_dot_product_attention): the paper's Transformer baseline. The
-    Fastformer's switches do not apply to it; it has no causal form here (GPT-2 is the causal softmax model)."""
-    if attention_kwargs.get("causal"):
-        raise ValueError("the softmax baseline layer is bidirectional; use GPT-2 for a causal softmax model")
-    return SoftmaxAttention(hidden_size, num_heads)
+    """Multi-head softmax attention (torch's scaled_dot_product_attention): the paper's Transformer baseline. Of
+    the Fastformer's switches only `causal` applies to it (the control for the causal Fastformer)."""
+    return SoftmaxAttention(hidden_size, num_heads, causal=bool(attention_kwargs.get("causal")))
 
 
 MIXERS: dict[str, Callable[..., nn.Module]] = {"fastformer": fastformer_mixer, "softmax": softmax_mixer}

@@ -1,8 +1,11 @@
-"""The causal language models the library compares: the causal Fastformer and GPT-2 of the same sizes.
+"""The causal language models the library compares: the causal Fastformer, the same model with causal softmax
+attention, and GPT-2 of the same sizes.
 
-Both are built from one set of `FastformerConfig` field names, so a comparison changes the attention and nothing
-else (GPT-2 has the same parameters but for the Fastformer's two scoring vectors per layer). Used by
-`fastformer train lm` and by the decoding benchmark (`fastformer.benchmark.generation`).
+All are built from one set of `FastformerConfig` field names, so a comparison changes the attention and nothing
+else (GPT-2 has the same parameters but for the Fastformer's two scoring vectors per layer). "softmax" is the
+`fastformer` model type with the softmax mixer: any layout the Fastformer takes (post-LN, query-value sharing, ...)
+and every head of the model type (a classifier fine-tuned from it with --init-from), where GPT-2 has its own layout
+and heads. Used by `fastformer train lm` and by the decoding benchmark (`fastformer.benchmark.generation`).
 """
 
 from __future__ import annotations
@@ -24,9 +27,13 @@ LM_MODEL_DEFAULTS: dict[str, Any] = dict(
 )
 
 
+LM_ARCHITECTURES = ("fastformer", "softmax", "gpt2")
+
+
 def causal_language_model(architecture: str, preset: str = "paper", **fields: Any):
-    """A FastformerForCausalLM (architecture "fastformer") or a GPT2LMHeadModel of the same sizes ("gpt2"), random
-    weights. `fields`: FastformerConfig names (vocab_size, max_position_embeddings, hidden_size, ..., token ids)."""
+    """A FastformerForCausalLM (architecture "fastformer"; "softmax": the same model, causal softmax attention) or a
+    GPT2LMHeadModel of the same sizes ("gpt2"), random weights. `fields`: FastformerConfig names (vocab_size,
+    max_position_embeddings, hidden_size, ..., token ids)."""
     if architecture == "gpt2":
         from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -48,8 +55,11 @@ def causal_language_model(architecture: str, preset: str = "paper", **fields: An
         )
         config._attn_implementation = "sdpa"  # torch scaled_dot_product_attention, as the benchmark baseline
         return GPT2LMHeadModel(config)
-    if architecture != "fastformer":
-        raise ValueError(f"architecture must be fastformer or gpt2, got {architecture!r}")
+    if architecture not in LM_ARCHITECTURES:
+        raise ValueError(f"architecture must be one of {LM_ARCHITECTURES}, got {architecture!r}")
     from fastformer.models.fastformer import FastformerConfig, FastformerForCausalLM
 
-    return FastformerForCausalLM(FastformerConfig.from_preset(preset, **fields, causal=True))
+    if fields.setdefault("attention_type", architecture) != architecture:
+        raise ValueError(f"--model attention_type={fields['attention_type']!r}: the architecture is {architecture!r}")
+    config = FastformerConfig.from_preset(preset, **fields, causal=True)
+    return FastformerForCausalLM(config)

@@ -176,6 +176,11 @@ class FastformerModel(FastformerPreTrainedModel):
         causal = bool(getattr(self.config, "causal", False))
         if (cache is not None or use_cache) and not causal:
             raise ValueError("cache / use_cache need a causal model (config.causal = True)")
+        if (cache is not None or use_cache) and self.config.attention_type != "fastformer":
+            raise ValueError(
+                f"cache / use_cache: a causal {self.config.attention_type} model keeps no decoding state (pass "
+                "use_cache=False: it reads the whole prefix at every step)"
+            )
         if inputs_embeds is None:
             inputs_embeds = self.word_embeddings(input_ids)  # (B, N, embedding size)
         if self.embedding_projection is not None:
@@ -330,6 +335,8 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
                 "FastformerForCausalLM ties its output layer to the word embeddings: embedding_size must "
                 "equal hidden_size (or be None)"
             )
+        if config.attention_type != "fastformer":
+            config.use_cache = False  # the softmax control keeps no state: generate() reads the whole prefix each step
         super().__init__(config)
         self.fastformer = FastformerModel(config, add_pooling_layer=False)
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)

@@ -27,8 +27,9 @@ class LanguageModelingConfig(CorpusSettings, TokenizerSettings):
     block_size: int = setting(256, "tokens per training block (and the model's positions)", minimum=2)
     architecture: str = setting(
         "fastformer",
-        "fastformer or gpt2 (transformers' GPT2LMHeadModel of the same size, softmax attention)",
-        choices=("fastformer", "gpt2"),
+        "fastformer, softmax (the same model with causal softmax attention) or gpt2 (transformers' "
+        "GPT2LMHeadModel of the same size)",
+        choices=("fastformer", "softmax", "gpt2"),
     )
     epochs: float = redefault(RunConfig, "epochs", 1.0)
     max_steps: int = setting(-1, "optimisation steps (> 0 overrides --epochs)", minimum=-1)

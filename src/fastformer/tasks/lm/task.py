@@ -67,7 +67,8 @@ class TokenBlocks(torch.utils.data.Dataset):
 
 
 def build_model(cfg: LanguageModelingConfig, vocab_size: int, pad_token_id: int, separator_id: int):
-    """A FastformerForCausalLM or, for architecture "gpt2", a GPT2LMHeadModel of the same sizes.
+    """A FastformerForCausalLM (with softmax attention for architecture "softmax") or, for "gpt2", a GPT2LMHeadModel
+    of the same sizes.
 
     The separator between documents is also the begin- and end-of-sequence token."""
     from fastformer.models.language_models import LM_MODEL_DEFAULTS, causal_language_model
@@ -145,8 +146,9 @@ def train(cfg: LanguageModelingConfig) -> dict[str, Any]:
 
 
 def export_model(model_dir: str | Path, architecture: str | None):
-    """The model `fastformer export` traces: the Fastformer LM (None for the GPT-2 baseline, not exported here)."""
-    return None if architecture == "gpt2" else load_generator(model_dir)[0]
+    """The model `fastformer export` traces: the Fastformer LM (None for the softmax baselines, not exported here:
+    the exported decode step carries the Fastformer's state)."""
+    return None if architecture in ("gpt2", "softmax") else load_generator(model_dir)[0]
 
 
 def generation_export(model) -> dict[str, Any]:
