@@ -5,6 +5,9 @@
 # and recipe, random weights). TF-IDF + LR and NBSVM on the same splits: benchmarks/classification_full.sh.
 # Usage: bash benchmarks/pretraining_full.sh [GROUP ...]   (groups: imdb2 imdb8 imdb8-1024 yelp; default imdb2;
 #        ONLY='NAME|NAME' runs just those; DRY_RUN=1 lists them)
+#        group imdb2-softmax: the control, the softmax Transformer pretrained the same way (SOFTMAX_PRETRAINED, the
+#        shipped model's `train lm` command with --architecture softmax; docs/RESULTS.md) fine-tuned on IMDB-2, and
+#        the same softmax classifier from scratch
 #        python benchmarks/summarize_runs.py benchmarks/results/pretraining-full   -> the table
 # Runtimes, measured (IMDB-2 @512, one thread each): seed 2, beside a one-core summarization run, ~22 min an epoch and
 # ~1.2 h a run with its evaluations (5,436 real tokens/s); seed 3, two runs side by side (JOBS=2), ~27 min an epoch,
@@ -16,6 +19,7 @@ set -euo pipefail
 IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
 YELP=${YELP:-../shared/data/yelp5}
 PRETRAINED=${PRETRAINED:-pretrained/fastformer-imdb-clm}
+SOFTMAX_PRETRAINED=${SOFTMAX_PRETRAINED:-runs/pretrain-imdb-clm8k-softmax}
 SEEDS=${SEEDS:-1 2 3}
 JOBS=${JOBS:-2}  # two causal classifiers at 32 x 512 side by side: 2 GB each (before the heap trim: 9 GB, OOM)
 THREADS=${THREADS:-1}
@@ -31,16 +35,20 @@ scratch=$(python3 "$(dirname "$0")/encoder_flags.py" $PRETRAINED/config.json)
 scratch="$scratch --tokenizer $PRETRAINED"
 jobs() {
   for group in $GROUPS_; do
+    start=$PRETRAINED; from_scratch=$scratch
     case $group in
       imdb2) data="$imdb --binary-threshold 7"; length=512 ;;
+      imdb2-softmax) data="$imdb --binary-threshold 7 --architecture softmax"; length=512; start=$SOFTMAX_PRETRAINED
+        [ -f "$start/config.json" ] || { echo "imdb2-softmax: no $start/config.json (pretrain it first)" >&2; exit 2; }
+        from_scratch="$(python3 "$(dirname "$0")/encoder_flags.py" $start/config.json) --tokenizer $start" ;;
       imdb8) data="$imdb"; length=512 ;;
       imdb8-1024) data="$imdb"; length=1024 ;;
       yelp) data="$yelp"; length=512 ;;
       *) echo "unknown group $group" >&2; exit 2 ;;
     esac
     for seed in $SEEDS; do
-      echo "$group-pretrained-seed$seed $data --max-length $length --seed $seed --init-from $PRETRAINED"
-      echo "$group-scratch-seed$seed $data --max-length $length --seed $seed $scratch"
+      echo "$group-pretrained-seed$seed $data --max-length $length --seed $seed --init-from $start"
+      echo "$group-scratch-seed$seed $data --max-length $length --seed $seed $from_scratch"
     done
   done
 }

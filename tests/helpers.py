@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import torch
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
+SHARED = ROOT.parent / "shared"
 FIXTURE = SHARED / "fixtures" / "official_fastformer.safetensors"
 
 # relative RMS error allowed against the float64 reference, per dtype (as flash-linear-attention's tests)
@@ -61,3 +66,14 @@ TINY_CLASSIFIER = [
     "intermediate_size=16",
     "--no-progress",
 ]
+
+
+def load_script(script: str | Path, name: str | None = None) -> ModuleType:
+    """A script of benchmarks/ (a name there or a path) loaded as a module, registered in sys.modules under `name`
+    (default: its stem) first, because a dataclass in it looks its module up there. Nothing imports these scripts."""
+    script = Path(script) if Path(script).is_absolute() else BENCHMARKS / script
+    spec = importlib.util.spec_from_file_location(name or script.stem, script)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -5,11 +5,14 @@ function-level import: benchmarks/train_throughput.py imported a removed `build_
 import ast
 import importlib
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPTS = sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py"))
+from tests.helpers import BENCHMARKS, ROOT, load_script
+
+SCRIPTS = sorted(BENCHMARKS.glob("*.py"))
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
@@ -35,14 +38,37 @@ ARGPARSE_SCRIPTS = [s for s in SCRIPTS if "argparse" in s.read_text()]
 def test_every_benchmark_script_loads_and_an_argparse_one_answers_help(script, monkeypatch, capsys):
     """Loading runs its module level (a missing module-level name fails here, not in the middle of a long run);
     a script with a command line prints its --help and exits 0."""
-    import sys
-
-    spec = importlib.util.spec_from_file_location(f"benchmark_{script.stem}", script)
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # (a dataclass in it looks its module up there)
-    spec.loader.exec_module(module)
+    module = load_script(script, f"benchmark_{script.stem}")
     if script in ARGPARSE_SCRIPTS:
         monkeypatch.setattr(sys, "argv", [str(script), "--help"])
         with pytest.raises(SystemExit) as exit:
             module.main()
         assert exit.value.code == 0 and "usage" in capsys.readouterr().out
+
+
+def test_the_full_protocol_sweep_lists_each_run_with_its_start_and_refuses_a_missing_control(tmp_path):
+    """benchmarks/pretraining_full.sh (DRY_RUN=1): a pretrained row starts from its folder, its scratch twin is built
+    from that folder's encoder fields and tokenizer; the softmax control needs its pretrained folder first."""
+    import os
+    import subprocess
+
+    script = BENCHMARKS / "pretraining_full.sh"
+    env = dict(os.environ, DRY_RUN="1", SEEDS="1", SOFTMAX_PRETRAINED="pretrained/fastformer-imdb-clm")
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    listed = subprocess.run(
+        ["bash", str(script), "imdb2", "imdb2-softmax"], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    runs = {line.split()[0]: line for line in listed}
+    assert list(runs) == [
+        "imdb2-pretrained-seed1",
+        "imdb2-scratch-seed1",
+        "imdb2-softmax-pretrained-seed1",
+        "imdb2-softmax-scratch-seed1",
+    ]
+    assert runs["imdb2-pretrained-seed1"].endswith("--init-from pretrained/fastformer-imdb-clm")
+    assert "--model causal=true" in runs["imdb2-scratch-seed1"] and "--architecture" not in runs["imdb2-scratch-seed1"]
+    assert "--architecture softmax" in runs["imdb2-softmax-scratch-seed1"]
+    assert runs["imdb2-softmax-scratch-seed1"].endswith("--tokenizer pretrained/fastformer-imdb-clm")
+    env["SOFTMAX_PRETRAINED"] = str(tmp_path / "missing")
+    refused = subprocess.run(["bash", str(script), "imdb2-softmax"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert refused.returncode != 0 and "no " + str(tmp_path / "missing") + "/config.json" in refused.stderr

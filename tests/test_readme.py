@@ -2,18 +2,13 @@
 today's command line, flags and values in range) or the plan says why not (a pattern with `...`, a file of the
 user's). Running them, with their durations, is benchmarks/readme_commands.py's job (hours: the full-data runs)."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("readme_commands", ROOT / "benchmarks" / "readme_commands.py")
-readme_commands = importlib.util.module_from_spec(spec)
-sys.modules["readme_commands"] = readme_commands  # (its dataclass looks its module up there)
-spec.loader.exec_module(readme_commands)
+from tests.helpers import ROOT, load_script
+
+readme_commands = load_script("readme_commands.py")
 
 PLAN = readme_commands.plan(ROOT)  # the repository root: ../shared resolves as in the scratch folder
 FASTFORMER = [(c, reason) for c, reason in PLAN if readme_commands.arguments(c)[0] == "fastformer"]

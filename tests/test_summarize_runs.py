@@ -1,16 +1,12 @@
 """benchmarks/summarize_runs.py's goal lines, on planted metrics: the pretraining issue's goals compare a pretrained
 fine-tune with the stronger bag-of-words model per metric and with the same model from scratch."""
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "summarize_runs.py"
-spec = importlib.util.spec_from_file_location("summarize_runs", SCRIPT)
-summarize_runs = importlib.util.module_from_spec(spec)
-sys.modules["summarize_runs"] = summarize_runs
-spec.loader.exec_module(summarize_runs)
+from tests.helpers import load_script
+
+summarize_runs = load_script("summarize_runs.py")
 
 
 def plant(folder: Path, name: str, accuracy: float, macro_f1: float, **train) -> None:
@@ -49,3 +45,24 @@ def test_training_seconds_leave_out_resumed_runs_and_say_so(tmp_path, capsys):
     rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     seconds = {cells[0]: cells[6] for cells in rows[1:]}  # after the header
     assert seconds == {"| pretrained": "(1 resumed, not counted)", "| scratch": "7,000 (1 resumed, not counted)"}
+
+
+def test_the_softmax_control_is_a_tie_inside_the_seed_spread_and_a_single_seed_tie_is_not_called_one(tmp_path, capsys):
+    plant(tmp_path, "imdb2-nbsvm-seed0", 0.900, 0.900)
+    plant(tmp_path, "imdb2-pretrained-seed1", 0.870, 0.870)
+    plant(tmp_path, "imdb2-pretrained-seed2", 0.880, 0.880)  # std 0.71 points
+    plant(tmp_path, "imdb2-softmax-pretrained-seed1", 0.880, 0.880)
+    plant(tmp_path, "imdb2-softmax-pretrained-seed2", 0.880, 0.880)
+    plant(tmp_path, "imdb8-nbsvm-seed0", 0.450, 0.330)
+    plant(tmp_path, "imdb8-pretrained-seed1", 0.450, 0.340)  # one seed, an exact tie in accuracy: no spread
+    summarize_runs.main([str(tmp_path)])
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("- ")]
+    assert lines == [
+        "- pretrained >= +0.5 over the bag of words: NOT met (accuracy -2.50 vs nbsvm, macro_f1 -2.50 vs nbsvm;"
+        " 2 seeds)",
+        "- pretrained at or above softmax-pretrained (a tie counts): met (accuracy -0.50 (within the seed spread),"
+        " macro_f1 -0.50 (within the seed spread))",
+        "- softmax-pretrained >= +0.5 over the bag of words: NOT met (accuracy -2.00 vs nbsvm, macro_f1 -2.00 vs"
+        " nbsvm; 2 seeds)",
+        "- pretrained >= +1 over the bag of words: NOT met (accuracy +0.00 vs nbsvm, macro_f1 +1.00 vs nbsvm; 1 seed)",
+    ]
