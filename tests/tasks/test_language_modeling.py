@@ -259,3 +259,13 @@ def test_the_causal_softmax_control_trains_generates_and_fine_tunes_with_init_fr
     assert classifier.config.causal and classifier.config.attention_type == "softmax"
     with pytest.raises(InitFromError, match="--architecture fastformer: --init-from .* attention_type 'softmax'"):
         fine_tuning_config(out, dict(num_labels=2), {}, "fastformer", tokenizer, 64)
+    # the command line's path: a causal softmax classifier fine-tuned from the folder
+    fine_tuned = tmp_path / "classifier"
+    args = ["train", "--train", str(IMDB), "--where", "train:split=train", "--label-field", "rating"]
+    args += ["--binary-threshold", "7", "--max-train-examples", "64", "--max-eval-examples", "16", "--epochs", "1"]
+    args += ["--max-length", "48", "--architecture", "softmax", "--init-from", str(out), "--no-progress"]
+    assert main([*args, "--output-dir", str(fine_tuned)]) == 0
+    result = json.loads((fine_tuned / "metrics.json").read_text())
+    assert result["init_from"]["architectures"] == ["FastformerForCausalLM"]
+    saved = json.loads((fine_tuned / "config.json").read_text())
+    assert saved["attention_type"] == "softmax" and saved["causal"]
