@@ -31,8 +31,8 @@ recipe="--epochs $EPOCHS --learning-rate 5e-4 --warmup 0.1"  # the probes' recip
 imdb="--train $IMDB --where train:split=train --test $IMDB --where test:split=test --label-field rating $recipe"
 yelp="--train $YELP/yelp_train_small.csv.gz --validation $YELP/yelp_dev.csv.gz --test $YELP/yelp_test.csv.gz $recipe"
 # the pretrained model's encoder fields and tokenizer, for the from-scratch rows
-scratch=$(python3 "$(dirname "$0")/encoder_flags.py" $PRETRAINED/config.json)
-scratch="$scratch --tokenizer $PRETRAINED"
+scratch_flags() { echo "$(python3 "$(dirname "$0")/encoder_flags.py" "$1/config.json") --tokenizer $1"; }
+scratch=$(scratch_flags $PRETRAINED)
 jobs() {
   for group in $GROUPS_; do
     start=$PRETRAINED; from_scratch=$scratch
@@ -40,7 +40,7 @@ jobs() {
       imdb2) data="$imdb --binary-threshold 7"; length=512 ;;
       imdb2-softmax) data="$imdb --binary-threshold 7 --architecture softmax"; length=512; start=$SOFTMAX_PRETRAINED
         [ -f "$start/config.json" ] || { echo "imdb2-softmax: no $start/config.json (pretrain it first)" >&2; exit 2; }
-        from_scratch="$(python3 "$(dirname "$0")/encoder_flags.py" $start/config.json) --tokenizer $start" ;;
+        from_scratch=$(scratch_flags $start) ;;
       imdb8) data="$imdb"; length=512 ;;
       imdb8-1024) data="$imdb"; length=1024 ;;
       yelp) data="$yelp"; length=512 ;;

@@ -9,19 +9,18 @@ from torch.nn import functional as F
 
 def softmax_attention_mask(mask: torch.Tensor | None, n: int, causal: bool, device) -> torch.Tensor | None:
     """The boolean mask (True = may attend) scaled_dot_product_attention takes: (B, 1, 1, N) keys that are real,
-    (B or 1, 1, N, N) with the lower triangle too when causal; None when nothing is masked.
+    (B, 1, N, N) with the lower triangle too when causal; None without padding (a causal layer then passes
+    is_causal: the kernel's own triangle).
 
     A query row with no key to attend would be all -inf (NaN): a bidirectional row with no real key sees every key,
     a causal row (left padding before the first real token) sees itself; such rows are padding, read by nobody."""
+    if mask is None:
+        return None
     if not causal:
-        if mask is None:
-            return None
         return mask[:, None, None, :] | ~mask.any(-1)[:, None, None, None]  # (B, 1, 1, N)
-    allowed = torch.ones(n, n, dtype=torch.bool, device=device).tril()[None, None]  # (1, 1, N, N): key j <= query i
-    if mask is not None:
-        diagonal = torch.eye(n, dtype=torch.bool, device=device)
-        allowed = (allowed & mask[:, None, None, :]) | diagonal  # (B, 1, N, N)
-    return allowed
+    earlier = torch.ones(n, n, dtype=torch.bool, device=device).tril()  # (N, N): key j <= query i
+    itself = torch.eye(n, dtype=torch.bool, device=device)
+    return (earlier & mask[:, None, None, :]) | itself  # (B, 1, N, N)
 
 
 class SoftmaxAttention(nn.Module):
@@ -46,8 +45,5 @@ class SoftmaxAttention(nn.Module):
         B, N, _ = hidden_states.shape
         q, k, v = self.qkv(hidden_states).view(B, N, 3, self.num_heads, self.head_size).permute(2, 0, 3, 1, 4)
         attn_mask = softmax_attention_mask(mask, N, self.causal, hidden_states.device)
-        if self.causal and mask is None:  # the fused kernel's own triangle
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        else:
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=self.causal and attn_mask is None)
         return self.out(y.transpose(1, 2).reshape(B, N, self.num_heads * self.head_size))  # (B, N, hidden)

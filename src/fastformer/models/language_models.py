@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastformer.presets import MIXERS  # a mixer's name builds the fastformer model type with it; gpt2 is transformers'
+
 # The language models' shape: GPT-2's layout (pre-LN, separate Q / K / V, no layer sharing) at hidden 256, 4 layers.
 LM_MODEL_DEFAULTS: dict[str, Any] = dict(
     hidden_size=256,
@@ -25,9 +27,6 @@ LM_MODEL_DEFAULTS: dict[str, Any] = dict(
     embedding_layer_norm=False,
     layer_norm_eps=1e-5,
 )
-
-
-LM_ARCHITECTURES = ("fastformer", "softmax", "gpt2")
 
 
 def causal_language_model(architecture: str, preset: str = "paper", **fields: Any):
@@ -55,8 +54,8 @@ def causal_language_model(architecture: str, preset: str = "paper", **fields: An
         )
         config._attn_implementation = "sdpa"  # torch scaled_dot_product_attention, as the benchmark baseline
         return GPT2LMHeadModel(config)
-    if architecture not in LM_ARCHITECTURES:
-        raise ValueError(f"architecture must be one of {LM_ARCHITECTURES}, got {architecture!r}")
+    if architecture not in MIXERS:
+        raise ValueError(f"architecture must be gpt2 or a mixer {MIXERS}, got {architecture!r}")
     from fastformer.models.fastformer import FastformerConfig, FastformerForCausalLM
 
     if fields.setdefault("attention_type", architecture) != architecture:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from fastformer.engine.inputs import TokenizerSettings
 from fastformer.engine.settings import CorpusSettings, RunConfig, SettingError, redefault, setting
 from fastformer.engine.verbs import FileEvaluationSettings, TextPredictionSettings
+from fastformer.presets import MIXERS
 
 
 @dataclass
@@ -29,7 +30,7 @@ class LanguageModelingConfig(CorpusSettings, TokenizerSettings):
         "fastformer",
         "fastformer, softmax (the same model with causal softmax attention) or gpt2 (transformers' "
         "GPT2LMHeadModel of the same size)",
-        choices=("fastformer", "softmax", "gpt2"),
+        choices=(*MIXERS, "gpt2"),
     )
     epochs: float = redefault(RunConfig, "epochs", 1.0)
     max_steps: int = setting(-1, "optimisation steps (> 0 overrides --epochs)", minimum=-1)

@@ -148,7 +148,7 @@ def train(cfg: LanguageModelingConfig) -> dict[str, Any]:
 def export_model(model_dir: str | Path, architecture: str | None):
     """The model `fastformer export` traces: the Fastformer LM (None for the softmax baselines, not exported here:
     the exported decode step carries the Fastformer's state)."""
-    return None if architecture in ("gpt2", "softmax") else load_generator(model_dir)[0]
+    return None if architecture not in (None, "fastformer") else load_generator(model_dir)[0]
 
 
 def generation_export(model) -> dict[str, Any]:
