@@ -189,3 +189,18 @@ def test_a_bidirectional_model_refuses_a_cache():
     model = FastformerModel(FastformerConfig(vocab_size=50, hidden_size=16, num_attention_heads=2))
     with pytest.raises(ValueError, match="causal"):
         model(prompts(1, 5), use_cache=True)
+
+
+@pytest.mark.parametrize("attention_type", ["fastformer", "softmax"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_config_says_which_layers_carry_a_decoding_state(attention_type, causal):
+    """config.keeps_decoding_state (what the model's use_cache checks and the LM's generate default read) agrees with
+    the layers the model builds: only a causal Fastformer carries a state."""
+    from fastformer import FastformerModel
+
+    config = small_model().config
+    config.causal, config.attention_type = causal, attention_type
+    model = FastformerModel(config, add_pooling_layer=False)
+    layers = [m for m in model.modules() if hasattr(m, "carries_state")]
+    assert layers and all(layer.carries_state == config.keeps_decoding_state for layer in layers)
+    assert config.keeps_decoding_state == (causal and attention_type == "fastformer")

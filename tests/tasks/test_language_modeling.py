@@ -235,7 +235,7 @@ def test_the_causal_softmax_control_trains_generates_and_fine_tunes_with_init_fr
     assert metrics["architecture"] == "softmax" and math.isfinite(metrics["validation"]["perplexity"])
     model = AutoModelForCausalLM.from_pretrained(out).eval()
     assert type(model).__name__ == "FastformerForCausalLM" and model.config.attention_type == "softmax"
-    assert model.config.causal and not model.config.use_cache
+    assert model.config.causal and not model.config.use_cache and not model.config.keeps_decoding_state
     with pytest.raises(ValueError, match="keeps no decoding state"):
         model(torch.tensor([[5, 6, 7]]), use_cache=True)
 

@@ -140,6 +140,12 @@ class FastformerConfig(PreTrainedConfig):
         self.use_cache = use_cache  # decoders: forward without labels returns the decoding state unless False
         super().__init__(pad_token_id=pad_token_id, **kwargs)
 
+    @property
+    def keeps_decoding_state(self) -> bool:
+        """Whether a causal model of this config carries a fixed-size decoding state (cache / use_cache): a causal
+        Fastformer does; a causal softmax model (the control) does not and reads the whole prefix at every step."""
+        return bool(getattr(self, "causal", False)) and self.attention_type == "fastformer"
+
     @classmethod
     def from_preset(cls, preset: str, **overrides) -> FastformerConfig:
         """A config from a named preset ("paper" or "official") with field overrides."""

@@ -176,7 +176,7 @@ class FastformerModel(FastformerPreTrainedModel):
         causal = bool(getattr(self.config, "causal", False))
         if (cache is not None or use_cache) and not causal:
             raise ValueError("cache / use_cache need a causal model (config.causal = True)")
-        if (cache is not None or use_cache) and self.config.attention_type != "fastformer":
+        if (cache is not None or use_cache) and not self.config.keeps_decoding_state:
             raise ValueError(
                 f"cache / use_cache: a causal {self.config.attention_type} model keeps no decoding state (pass "
                 "use_cache=False: it reads the whole prefix at every step)"
@@ -335,7 +335,7 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
                 "FastformerForCausalLM ties its output layer to the word embeddings: embedding_size must "
                 "equal hidden_size (or be None)"
             )
-        if config.attention_type != "fastformer":
+        if not config.keeps_decoding_state:
             config.use_cache = False  # the softmax control keeps no state: generate() reads the whole prefix each step
         super().__init__(config)
         self.fastformer = FastformerModel(config, add_pooling_layer=False)
