@@ -100,8 +100,10 @@ def table(name: str, variants: dict[str, list[dict]]) -> list[str]:
         accuracy = [r["test"]["accuracy"] for r in runs]
         f1 = [r["test"]["macro_f1"] for r in runs]
         train = [r.get("train") or {} for r in runs]
-        # a resumed run's seconds are those of its last process only: averaged over the runs trained in one go
-        whole = [t.get("seconds") or 0 for t in train if not t.get("resumed_from")]
+        # a resumed run's `seconds` are its last process's; its `run_seconds` (written since checkpoints record their
+        # time) cover every process: averaged over the runs whose whole time is known
+        timed = [t.get("run_seconds") if t.get("resumed_from") else t.get("seconds") or 0 for t in train]
+        whole = [s for s in timed if s is not None]
         resumed = len(train) - len(whole)
         seconds = f"{statistics.mean(whole):,.0f}" if whole else ""
         if resumed:

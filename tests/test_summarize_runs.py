@@ -36,15 +36,17 @@ def test_pretraining_goals_take_the_stronger_baseline_per_metric_and_the_margin_
     ]
 
 
-def test_training_seconds_leave_out_resumed_runs_and_say_so(tmp_path, capsys):
-    """A resumed run's metrics time only its last process: the column averages the runs trained in one go."""
+def test_training_seconds_leave_out_resumed_runs_without_their_whole_time_and_say_so(tmp_path, capsys):
+    """A resumed run's `seconds` time only its last process: the column counts it by its `run_seconds` (every
+    process) where the run recorded them, and leaves out, saying so, the older runs that did not."""
     plant(tmp_path, "imdb2-scratch-seed1", 0.8, 0.8, seconds=7000)
     plant(tmp_path, "imdb2-scratch-seed2", 0.8, 0.8, seconds=1300, resumed_from="runs/x/checkpoint-704")
+    plant(tmp_path, "imdb2-scratch-seed3", 0.8, 0.8, seconds=1300, run_seconds=5000, resumed_from="runs/z/c-704")
     plant(tmp_path, "imdb2-pretrained-seed1", 0.8, 0.8, seconds=900, resumed_from="runs/y/checkpoint-704")
     summarize_runs.main([str(tmp_path)])
     rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     seconds = {cells[0]: cells[6] for cells in rows[1:]}  # after the header
-    assert seconds == {"| pretrained": "(1 resumed, not counted)", "| scratch": "7,000 (1 resumed, not counted)"}
+    assert seconds == {"| pretrained": "(1 resumed, not counted)", "| scratch": "6,000 (1 resumed, not counted)"}
 
 
 def test_the_softmax_control_is_a_tie_inside_the_seed_spread_and_a_single_seed_tie_is_not_called_one(tmp_path, capsys):

@@ -298,6 +298,12 @@ def test_killed_run_resumes_to_the_same_result(tmp_path):
     # final_loss covers the whole run, not only the steps after the resume
     whole_train = json.loads((whole / "metrics.json").read_text())["train"]
     assert resumed_train["final_loss"] == pytest.approx(whole_train["final_loss"], rel=1e-4)
+    # so do run_seconds: the killed process's seconds up to its checkpoint, which the checkpoint recorded, plus the
+    # resumed process's (a run trained in one go: its own seconds)
+    checkpoint = Path(resumed_train["resumed_from"])
+    earlier = json.loads((checkpoint / "fingerprint.json").read_text())["seconds"]
+    assert earlier > 0 and resumed_train["run_seconds"] == pytest.approx(earlier + resumed_train["seconds"], abs=0.02)
+    assert whole_train["run_seconds"] == whole_train["seconds"]
     # the same command in another process gave the same weights once the vocabulary was fixed with --tokenizer (the
     # documented way: WordPiece training is not deterministic across processes), and the fingerprints say so
     vocabularies = [json.loads((run / "metrics.json").read_text())["tokenizer"] for run in (killed, whole)]

@@ -323,14 +323,26 @@ class RunFolder:
         (staged / FINGERPRINT).write_text(text)
         os.replace(staged, checkpoint)
 
-    def record_checkpoint_files(self, checkpoint: Path) -> None:
+    def record_checkpoint_files(self, checkpoint: Path, seconds: float | None = None) -> None:
         """Once the Trainer has saved a checkpoint: its files go into its fingerprint, so that removing it later
-        removes exactly those."""
+        removes exactly those, with the run's training seconds so far (every process's: a resumed run reports its
+        whole time, `checkpoint_seconds`)."""
         stamp = checkpoint / FINGERPRINT
         if stamp.is_file():
             saved = json.loads(stamp.read_text())
             saved["files"] = files_in(checkpoint)
+            if seconds is not None:
+                saved["seconds"] = round(seconds, 2)
             write_atomically(stamp, json.dumps(saved, indent=1, default=str))
+
+    @staticmethod
+    def checkpoint_seconds(checkpoint: Path) -> float | None:
+        """The run's training seconds up to this checkpoint, over every process (None when it was written without
+        them, by an older version or killed before it recorded its files)."""
+        try:
+            return json.loads((checkpoint / FINGERPRINT).read_text()).get("seconds")
+        except (OSError, json.JSONDecodeError):
+            return None
 
     @staticmethod
     def checkpoint_files(checkpoint: Path) -> list[str] | None:

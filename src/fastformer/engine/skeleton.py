@@ -97,12 +97,19 @@ def whole_run_loss(log_history: list[dict], training_loss: float, first_step: in
     return (total + tail) / last_step
 
 
-def fingerprint_callback(folder: RunFolder):
+def fingerprint_callback(folder: RunFolder, earlier_seconds: float = 0.0):
     """Stamps each checkpoint folder with the run's fingerprint as the Trainer decides to save it, and has the loss
-    logged at that step (so the checkpoint's log covers every step before it: `whole_run_loss`)."""
+    logged at that step (so the checkpoint's log covers every step before it: `whole_run_loss`). Each saved
+    checkpoint records the run's training seconds so far: `earlier_seconds` (the processes before a resume) plus this
+    process's since training began."""
     from transformers import TrainerCallback
 
     class Fingerprint(TrainerCallback):
+        start = time.perf_counter()
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.start = time.perf_counter()
+
         def _stamp(self, args, state, control):
             if control.should_save:
                 control.should_log = True
@@ -117,7 +124,8 @@ def fingerprint_callback(folder: RunFolder):
 
         def on_save(self, args, state, control, **kwargs):
             if state.is_world_process_zero:
-                folder.record_checkpoint_files(Path(args.output_dir) / f"checkpoint-{state.global_step}")
+                seconds = earlier_seconds + time.perf_counter() - self.start
+                folder.record_checkpoint_files(Path(args.output_dir) / f"checkpoint-{state.global_step}", seconds)
 
     return Fingerprint()
 
@@ -239,8 +247,10 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             announce(task, cfg, splits, tokenizer, prepared, vocabulary)
         trainer_class = prepared.trainer_class or Trainer
         kwargs = dict(prepared.trainer_kwargs)
+        # training seconds of the processes before this one, up to the checkpoint it resumes from (None: not recorded)
+        earlier_seconds = folder.checkpoint_seconds(resume_from) if resume_from else 0.0
         kwargs["callbacks"] = [
-            fingerprint_callback(folder),
+            fingerprint_callback(folder, earlier_seconds or 0.0),
             divergence_callback(),
             memory_release_callback(),
             *kwargs.get("callbacks", []),
@@ -274,7 +284,9 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
                 epochs=round(float(state.epoch or 0.0), 4),  # what ran (--max-steps may stop before --epochs)
                 epochs_requested=cfg.epochs,
                 steps=state.global_step,
-                seconds=round(seconds, 2),
+                seconds=round(seconds, 2),  # this process
+                # the whole run: with the processes before a resume (None when a resumed checkpoint did not record them)
+                run_seconds=round(earlier_seconds + seconds, 2) if earlier_seconds is not None else None,
                 train_runtime=result.metrics.get("train_runtime"),
                 evaluation_seconds=round(eval_seconds, 2),
                 # real (not padding) tokens per second of training in this process, evaluations excluded
