@@ -315,3 +315,71 @@ def test_a_summarizer_reads_word_vectors_into_its_one_table(tmp_path):
     assert model.get_decoder().embed_tokens.weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
     embeddings = json.loads((out / "metrics.json").read_text())["inputs"]["embeddings"]
     assert embeddings["vocabulary_with_vectors"] == len(words) and embeddings["frozen"] is True
+
+
+def test_layer_rate_scales_and_the_optimizer_follow_the_depth_of_each_tensor(tmp_path):
+    """Discriminative fine-tuning (--layer-lr-decay d): the encoder's layer i of L learns at d^(L - i), its embeddings
+    at d^(L + 1), the pooler and head at the full rate; the optimizer the Trainer builds holds exactly these rates,
+    with the Trainer's own weight-decay groups, and its schedule scales them alike."""
+    from transformers import Trainer
+
+    from fastformer.engine.init_from import encoder_depth, layer_rate_scales
+    from fastformer.engine.training import layerwise_optimizer, training_arguments
+    from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
+    from fastformer.tasks.classification.config import ClassificationConfig
+
+    config = FastformerConfig.from_preset(
+        "paper", vocab_size=50, hidden_size=16, num_attention_heads=2, intermediate_size=16, num_hidden_layers=3
+    )
+    config.layer_sharing, config.num_labels = False, 2
+    model = FastformerForSequenceClassification(config)
+    scales = layer_rate_scales(model, 0.5)
+    assert scales["fastformer.word_embeddings.weight"] == scales["fastformer.encoder.embedding_norm.bias"] == 0.5**4
+    assert scales["fastformer.encoder.layers.0.attention.query.weight"] == 0.5**3
+    assert scales["fastformer.encoder.layers.2.feed_forward.fc_out.bias"] == 0.5
+    assert scales["fastformer.pooler.att_fc1.weight"] == scales["classifier.weight"] == 1.0
+    assert encoder_depth("decoder.layers.0.fc1.weight") is None and encoder_depth("user_encoder.layers.0.x") is None
+
+    cfg = ClassificationConfig(output_dir=str(tmp_path), learning_rate=1e-3, weight_decay=0.01, progress=False)
+    args = training_arguments(cfg, eval_strategy="no", save_strategy="no")
+    trainer = Trainer(model=model, args=args, optimizer_cls_and_kwargs=layerwise_optimizer(args, model, scales))
+    optimizer = trainer.create_optimizer()
+    assert isinstance(optimizer, torch.optim.AdamW)
+    name_of = {id(p): n for n, p in model.named_parameters()}
+    decayed = set(trainer.get_decay_parameter_names(model))
+    seen = []
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            name = name_of[id(p)]
+            seen.append(name)
+            assert group["lr"] == pytest.approx(1e-3 * scales[name])
+            assert group["weight_decay"] == (0.01 if name in decayed else 0.0)
+    assert sorted(seen) == sorted(name_of.values())  # every parameter once
+    scheduler = trainer.create_scheduler(num_training_steps=10, optimizer=optimizer)
+    for _ in range(3):
+        optimizer.step()
+        scheduler.step()
+    ratios = {round(g["lr"] / g["initial_lr"], 12) for g in optimizer.param_groups}
+    assert len(ratios) == 1 and 0 < ratios.pop() < 1
+
+
+def test_a_newer_setting_at_its_default_leaves_the_fingerprint_as_it_was():
+    """--layer-lr-decay came after runs were made: at its default it is not in the fingerprint, so a checkpoint
+    written before it existed still resumes; set, it is (a resume with another value is refused)."""
+    import dataclasses
+
+    from fastformer.engine.settings import settings_hash
+    from fastformer.tasks.classification.config import ClassificationConfig
+
+    default = ClassificationConfig(init_from=None)
+    assert "layer_lr_decay" not in default.fingerprint_settings()
+    # what the version before the setting fingerprinted: every setting that shapes the weights
+    before = {
+        f.name: getattr(default, f.name)
+        for f in dataclasses.fields(default)
+        if f.metadata.get("shapes_weights", True) and f.name != "layer_lr_decay"
+    }
+    assert default.fingerprint() == settings_hash(before)
+    decayed = ClassificationConfig(init_from="somewhere", layer_lr_decay=0.5)
+    assert decayed.fingerprint_settings()["layer_lr_decay"] == 0.5
+    assert "output_dir" not in decayed.fingerprint_settings()  # (shapes_weights=False, as before)

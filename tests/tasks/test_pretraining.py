@@ -318,6 +318,7 @@ def test_fine_tuning_from_the_folder_records_its_origin(pretrained, reviews_csv,
         (["--max-length", "100"], "--max-length 100: --init-from .* max_position_embeddings 64"),
         (["--word-vectors", "glove-6b-50d"], "--word-vectors: --init-from brings its own tokenizer"),
         (["--tokenizer", "OTHER"], r"--tokenizer .*: its vocabulary \(\d+ tokens\) differs"),
+        (["--layer-lr-decay", "0.5"], "--layer-lr-decay 0.5: --init-from .* shares one layer across its"),
     ],
 )
 def test_init_from_refuses_each_mismatch_in_one_line_and_writes_nothing(
@@ -334,6 +335,13 @@ def test_init_from_refuses_each_mismatch_in_one_line_and_writes_nothing(
     assert len(str(refused.value).splitlines()) == 1
     assert __import__("re").search(message, str(refused.value)), str(refused.value)
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_layer_lr_decay_needs_a_pretrained_encoder(reviews_csv, tmp_path):
+    out = tmp_path / "refused"
+    with pytest.raises(SystemExit, match="--layer-lr-decay: needs --init-from"):
+        main([*classify(reviews_csv), "--layer-lr-decay", "0.5", "--output-dir", str(out)])
+    assert not out.exists()
 
 
 def test_news_and_summarization_start_from_the_pretrained_encoder(pretrained, tmp_path):

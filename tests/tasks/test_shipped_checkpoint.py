@@ -40,3 +40,17 @@ def test_it_fine_tunes_from_the_command_line(reviews_csv, tmp_path):  # noqa: F8
     assert metrics["init_from"]["architectures"] == ["FastformerForCausalLM"]
     assert metrics["validation"]["examples"] > 0 and 0 <= metrics["validation"]["accuracy"] <= 1
     assert json.loads((out / "config.json").read_text())["causal"]  # the classifier keeps the pretrained attention
+
+
+def test_it_fine_tunes_with_a_rate_per_layer(reviews_csv, tmp_path):  # noqa: F811
+    """--layer-lr-decay 0.5 on the shipped 2-layer model: the optimizer the run saved holds the head at the full rate,
+    the top layer at half, the bottom at a quarter and the embeddings at an eighth; biases and norms without decay."""
+    out = tmp_path / "ft"
+    args = [*classify(reviews_csv), "--init-from", str(SHIPPED), "--layer-lr-decay", "0.5", "--weight-decay", "0.01"]
+    assert main([*args, "--learning-rate", "1e-3", "--output-dir", str(out)]) == 0
+    assert json.loads((out / "run_config.json").read_text())["layer_lr_decay"] == 0.5
+    checkpoint = next((out / "checkpoints").glob("checkpoint-*"))
+    groups = torch.load(checkpoint / "optimizer.pt", weights_only=True)["param_groups"]
+    rates = {(round(g["initial_lr"], 9), g["weight_decay"]) for g in groups}
+    assert rates == {(r, wd) for r in (1e-3, 5e-4, 2.5e-4, 1.25e-4) for wd in (0.0, 0.01)}
+    assert all(g["lr"] / g["initial_lr"] == groups[0]["lr"] / groups[0]["initial_lr"] for g in groups)  # one schedule

@@ -8,6 +8,7 @@ values: a different size, attention type or vocabulary, or more positions than t
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -164,4 +165,30 @@ def check_start(cfg, head_fields: dict[str, Any], max_length: int) -> None:
     """Refuses a --init-from folder that cannot start this run, before the run folder is touched."""
     if cfg.init_from:
         tokenizer = pretrained_tokenizer(cfg.init_from, cfg.tokenizer)
-        fine_tuning_config(cfg.init_from, head_fields, cfg.model, cfg.architecture, tokenizer, max_length)
+        config = fine_tuning_config(cfg.init_from, head_fields, cfg.model, cfg.architecture, tokenizer, max_length)
+        if getattr(cfg, "layer_lr_decay", 1.0) != 1.0 and config.layer_sharing:
+            raise InitFromError(
+                f"--layer-lr-decay {cfg.layer_lr_decay}: --init-from {cfg.init_from} shares one layer across its "
+                f"{config.num_hidden_layers} depths (layer_sharing=true), so its layers have no rates of their own"
+            )
+
+
+def encoder_depth(name: str) -> int | None:
+    """Where a parameter sits in the pretrained encoder (what `load_encoder` copies: `fastformer.*` but the pooler):
+    0 for the embeddings, i + 1 for encoder layer i; None for the rest (head, pooler, decoder, user encoder: fresh).
+    A tensor tied to the encoder's (a decoder's word embeddings) is named, and so counted, as the encoder's."""
+    if not name.startswith("fastformer.") or name.startswith("fastformer.pooler."):
+        return None
+    match = re.match(r"fastformer\.encoder\.layers\.(\d+)\.", name)
+    return int(match[1]) + 1 if match else 0
+
+
+def layer_rate_scales(model, decay: float) -> dict[str, float]:
+    """{parameter name: its learning rate / --learning-rate} for discriminative fine-tuning: the pretrained encoder's
+    layer i of L at decay ** (L - i), its embeddings at decay ** (L + 1), every fresh parameter at 1."""
+    layers = model.config.num_hidden_layers
+    scales = {}
+    for name, _ in model.named_parameters():
+        depth = encoder_depth(name)
+        scales[name] = 1.0 if depth is None else decay ** (layers + 1 - depth)
+    return scales

@@ -218,6 +218,15 @@ class WordInputSettings(TokenizerSettings):
         "and encoder weights, a fresh head (decoder, user encoder); --model may change dropouts, not sizes",
         paths="folder",
     )
+    layer_lr_decay: float = setting(
+        1.0,
+        "with --init-from: each pretrained layer learns at the rate of the one above times this (the top layer at "
+        "--learning-rate x this, the embeddings x this^(layers + 1)); the fresh head, pooler, decoder and user encoder "
+        "at --learning-rate (discriminative fine-tuning, as ULMFiT; 1: one rate for all)",
+        above=0,
+        maximum=1,
+        fingerprint_at_default=False,
+    )
 
     def __post_init__(self) -> None:
         # resolved here, so run_config.json records what the run used, not "auto"
@@ -242,6 +251,8 @@ class WordInputSettings(TokenizerSettings):
         if self.init_from and (self.word_vectors or self.tokenization == "word"):
             name = "word_vectors" if self.word_vectors else "tokenization"
             raise SettingError(name, "--init-from brings its own tokenizer and embeddings (leave this unset)")
+        if self.layer_lr_decay != 1.0 and not self.init_from:
+            raise SettingError("layer_lr_decay", "needs --init-from (it sets the rates of the pretrained layers)")
         if self.init_from and getattr(self, "architecture", None) in self.MODEL_FREE_ARCHITECTURES:
             raise SettingError("init_from", f"the {self.architecture} baseline starts from no model")
 

@@ -11,7 +11,9 @@ Field metadata (set with `setting(...)`):
 - paths: "file" or "folder" (several may be joined by commas), checked to exist when given;
 - flag: False for settings with no flag of their own (mappings: `model`, `*_where`);
 - shapes_weights: False for settings that do not change the trained weights (output folder, logging, evaluation
-  only); the others make up the checkpoint fingerprint that `--resume` compares.
+  only); the others make up the checkpoint fingerprint that `--resume` compares;
+- fingerprint_at_default: False for a setting added after runs were made without it: left out of the fingerprint
+  while at its default, so a checkpoint written before it existed still resumes.
 Imports the stdlib only.
 """
 
@@ -47,6 +49,7 @@ def setting(
     paths: str | None = None,
     flag: bool = True,
     shapes_weights: bool = True,
+    fingerprint_at_default: bool = True,
 ) -> Any:
     """A config field with what the command line and `check()` need to know of it."""
     metadata = dict(
@@ -59,6 +62,7 @@ def setting(
         paths=paths,
         flag=flag,
         shapes_weights=shapes_weights,
+        fingerprint_at_default=fingerprint_at_default,
     )
     if factory is not MISSING:
         return field(default_factory=factory, metadata=metadata)
@@ -190,9 +194,13 @@ class RunConfig(Settings):
     progress: bool = setting(True, "progress bars (--no-progress: none)", shapes_weights=False)
 
     def fingerprint_settings(self) -> dict[str, Any]:
-        """The settings that shape the trained weights (what a checkpoint must have been trained with to resume)."""
+        """The settings that shape the trained weights (what a checkpoint must have been trained with to resume);
+        a newer setting at its default is left out (`fingerprint_at_default`)."""
         return {
-            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.metadata.get("shapes_weights", True)
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.metadata.get("shapes_weights", True)
+            and (f.metadata.get("fingerprint_at_default", True) or getattr(self, f.name) != f.default)
         }
 
     def fingerprint(self) -> str:

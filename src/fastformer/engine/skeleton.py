@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from fastformer.engine.folder import RunFolder, checkpoint_step
+from fastformer.engine.init_from import layer_rate_scales
 from fastformer.engine.inputs import run_tokenizer, tokenizer_report
 from fastformer.engine.outputs import plot_training
-from fastformer.engine.training import is_main_process, training_arguments
+from fastformer.engine.training import is_main_process, layerwise_optimizer, training_arguments
 
 
 @dataclass
@@ -255,9 +256,13 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             memory_release_callback(),
             *kwargs.get("callbacks", []),
         ]
+        args = training_arguments(cfg, **prepared.arguments)
+        if getattr(cfg, "layer_lr_decay", 1.0) != 1.0:  # discriminative fine-tuning of an --init-from encoder
+            scales = layer_rate_scales(prepared.model, cfg.layer_lr_decay)
+            kwargs["optimizer_cls_and_kwargs"] = layerwise_optimizer(args, prepared.model, scales)
         trainer = trainer_class(
             model=prepared.model,
-            args=training_arguments(cfg, **prepared.arguments),
+            args=args,
             train_dataset=prepared.train_dataset,
             eval_dataset=prepared.eval_dataset,
             data_collator=prepared.data_collator,

@@ -43,6 +43,30 @@ def training_arguments(cfg: Any, **task_fields):
     )
 
 
+def layerwise_optimizer(args, model, scales: dict[str, float]) -> tuple[type, dict[str, Any]]:
+    """The Trainer's `optimizer_cls_and_kwargs` for per-parameter learning rates: the optimizer `args` names (AdamW,
+    with the Trainer's own weight-decay groups: none on biases and norms), each group split by `scales` ({parameter
+    name: rate / args.learning_rate}), so the schedule scales every rate alike."""
+    from collections import defaultdict
+
+    from transformers import Trainer
+
+    optimizer_cls, kwargs = Trainer.get_optimizer_cls_and_kwargs(args, model)
+    by_tensor = {id(p): scales.get(name, 1.0) for name, p in model.named_parameters()}
+
+    def __init__(self, params, lr, **rest):
+        groups = []
+        for group in params:  # the Trainer's groups: [with weight decay, without]
+            by_scale = defaultdict(list)
+            for p in group["params"]:
+                by_scale[by_tensor.get(id(p), 1.0)].append(p)
+            groups += [{**group, "params": ps, "lr": lr * scale} for scale, ps in sorted(by_scale.items())]
+        optimizer_cls.__init__(self, groups, lr=lr, **rest)
+
+    layerwise = type(f"Layerwise{optimizer_cls.__name__}", (optimizer_cls,), {"__init__": __init__})
+    return layerwise, kwargs
+
+
 def evaluations_by_steps(cfg: Any, train_examples: int) -> dict[str, Any]:
     """TrainingArguments fields of a run evaluated and saved `cfg.evaluations` times, evenly over its steps
     (`cfg.max_steps`, else `cfg.epochs` of `train_examples` in batches of `cfg.batch_size`), the checkpoint with the
