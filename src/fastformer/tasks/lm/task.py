@@ -48,7 +48,8 @@ class TokenBlocks(torch.utils.data.Dataset):
 
     def __init__(self, documents: list[str], tokenizer, block_size: int, separator_id: int):
         ids: list[int] = []
-        for doc_ids in tokenizer(documents, add_special_tokens=False)["input_ids"]:
+        # verbose=False: documents longer than the tokenizer's model_max_length are cut into blocks here, on purpose
+        for doc_ids in tokenizer(documents, add_special_tokens=False, verbose=False)["input_ids"]:
             ids.extend(doc_ids)
             ids.append(separator_id)
         usable = len(ids) // block_size * block_size

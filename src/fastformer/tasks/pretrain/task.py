@@ -99,7 +99,8 @@ class TextPieces(torch.utils.data.Dataset):
     tokens' character offsets (whole-word masking finds words by them)."""
 
     def __init__(self, texts: list[str], tokenizer, block_size: int, min_tokens: int, offsets: bool = False):
-        encoded = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=offsets)
+        # verbose=False: texts longer than the tokenizer's model_max_length are cut into pieces here, on purpose
+        encoded = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=offsets, verbose=False)
         self.input_ids: list[list[int]] = []
         self.offsets: list[list[tuple[int, int]]] | None = [] if offsets else None
         for i, ids in enumerate(encoded["input_ids"]):
