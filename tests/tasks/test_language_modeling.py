@@ -62,13 +62,16 @@ def test_reader_formats_and_errors(tmp_path):
 
 
 def test_token_blocks_join_documents_with_the_separator():
-    class Tok:
-        def __call__(self, docs, add_special_tokens):
-            return {"input_ids": [[len(d)] * len(d) for d in docs]}
+    from fastformer.data.tokenizer import train_tokenizer
 
-    blocks = TokenBlocks(["ab", "cde", "f"], Tok(), block_size=4, separator_id=9)
-    assert blocks.blocks.tolist() == [[2, 2, 9, 3], [3, 3, 9, 1]]  # the tail ([9]) is dropped
-    assert blocks[1]["labels"].tolist() == [3, 3, 9, 1]
+    docs = ["the film", "a long dull film", "great"]
+    tokenizer = train_tokenizer(docs * 3, vocab_size=60, min_frequency=1)
+    ids = [tokenizer(d, add_special_tokens=False)["input_ids"] for d in docs]
+    assert [len(i) for i in ids] == [2, 4, 1]  # whole words in this vocabulary
+    blocks = TokenBlocks(docs, tokenizer, block_size=4, separator_id=9)
+    joined = ids[0] + [9] + ids[1] + [9] + ids[2] + [9]  # 10 tokens: two blocks, the tail of 2 dropped
+    assert blocks.blocks.tolist() == [joined[:4], joined[4:8]]
+    assert blocks[1]["labels"].tolist() == joined[4:8]
 
 
 @pytest.mark.slow
