@@ -5,7 +5,8 @@
 # reviews at 256 tokens, validation 4,000 held-out training reviews, test a fixed random 4,000 of the test reviews,
 # AdamW 5e-4 with 10 % warm-up, dropout 0.1; the same for every point.
 # Usage: bash benchmarks/pretraining_probes.sh [scratch] [STEP ...]     (ONLY='NAME|NAME' as the other sweeps)
-#        POINT_DIR=FOLDER TAG=NAME bash benchmarks/pretraining_probes.sh STEP   (a probe from any pretrained folder)
+#        POINT_DIR=FOLDER TAG=NAME bash benchmarks/pretraining_probes.sh [scratch] STEP   (a probe from any pretrained
+#        folder, e.g. a shipped one, and its from-scratch twin from that folder's config and tokenizer)
 #        EXTRA='--architecture softmax' ...   (arguments added to every probe: a softmax run's probes, a causal one's)
 # Each finished probe's metrics.json is copied to benchmarks/results/pretraining/<name>.json.
 set -euo pipefail
@@ -24,17 +25,21 @@ probe="--train $IMDB --where train:split=train --test $IMDB --where test:split=t
 # the pretrained model's encoder fields, for the from-scratch probe: read from a kept point's config.json (what the
 # run built, its task's defaults included: a `train lm` run's model differs from the classifier's preset in fields
 # its command never names), else from the run's run_config.json
-config=$(ls $POINTS/step-*/config.json 2>/dev/null | head -1)
+# (no kept points, e.g. POINT_DIR=a shipped folder: that folder's config.json)
+config=$(ls $POINTS/step-*/config.json 2>/dev/null | head -1 || true)
+if [ -z "$config" ] && [ -n "${POINT_DIR:-}" ]; then config=$POINT_DIR/config.json; fi
 if [ -n "$config" ]; then
   scratch_model=$(python3 "$(dirname "$0")/encoder_flags.py" "$config")
 else
   scratch_model=$(python3 -c "import json; m=json.load(open('$RUN/run_config.json'))['model']; \
 print(' '.join(f'--model {k}={json.dumps(v)}' for k,v in m.items()))")
 fi
+tokenizer=$RUN/tokenizer  # the run's own; a folder given alone (POINT_DIR) carries its tokenizer at its top
+if [ ! -d "$tokenizer" ] && [ -n "${POINT_DIR:-}" ]; then tokenizer=$POINT_DIR; fi
 jobs() {
   for point in ${*:-scratch}; do
     if [ "$point" = scratch ]; then
-      echo "probe-$TAG-scratch-seed$SEED $probe --tokenizer $RUN/tokenizer $scratch_model"
+      echo "probe-$TAG-scratch-seed$SEED $probe --tokenizer $tokenizer $scratch_model"
     else
       echo "probe-$TAG-step$point-seed$SEED $probe --init-from ${POINT_DIR:-$POINTS/step-$point}"
     fi

@@ -72,3 +72,26 @@ def test_the_full_protocol_sweep_lists_each_run_with_its_start_and_refuses_a_mis
     env["SOFTMAX_PRETRAINED"] = str(tmp_path / "missing")
     refused = subprocess.run(["bash", str(script), "imdb2-softmax"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert refused.returncode != 0 and "no " + str(tmp_path / "missing") + "/config.json" in refused.stderr
+
+
+def test_the_probe_sweep_runs_from_any_pretrained_folder_without_kept_points():
+    """benchmarks/pretraining_probes.sh (DRY_RUN=1) with POINT_DIR: a probe from a shipped folder (no kept points of
+    its run; the script used to stop silently there) and its from-scratch twin, built from that folder's config."""
+    import os
+    import subprocess
+
+    script = BENCHMARKS / "pretraining_probes.sh"
+    env = dict(os.environ, DRY_RUN="1", RUN="runs/none", POINT_DIR="pretrained/fastformer-imdb-clm", TAG="shipped")
+    env.update(EXTRA="--layer-lr-decay 0.5", SEED="2", PATH=f"{Path(sys.executable).parent}:{env['PATH']}")
+    listed = subprocess.run(
+        ["bash", str(script), "scratch", "1600"], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    runs = {line.split()[0]: line for line in listed}
+    assert list(runs) == ["probe-shipped-scratch-seed2", "probe-shipped-step1600-seed2"]
+    assert runs["probe-shipped-step1600-seed2"].endswith("--init-from pretrained/fastformer-imdb-clm")
+    assert (
+        "--layer-lr-decay 0.5" in runs["probe-shipped-step1600-seed2"]
+        and "--seed 2" in runs["probe-shipped-scratch-seed2"]
+    )
+    assert "--model causal=true" in runs["probe-shipped-scratch-seed2"]  # the folder's encoder fields
+    assert "--tokenizer pretrained/fastformer-imdb-clm " in runs["probe-shipped-scratch-seed2"]  # and its tokenizer
