@@ -19,7 +19,7 @@ set -euo pipefail
 IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
 YELP=${YELP:-../shared/data/yelp5}
 PRETRAINED=${PRETRAINED:-pretrained/fastformer-imdb-clm}
-SOFTMAX_PRETRAINED=${SOFTMAX_PRETRAINED:-runs/pretrain-imdb-clm8k-softmax}
+SOFTMAX_PRETRAINED=${SOFTMAX_PRETRAINED:-pretrained/softmax-imdb-clm-control}
 SEEDS=${SEEDS:-1 2 3}
 JOBS=${JOBS:-2}  # two causal classifiers at 32 x 512 side by side: 2 GB each (before the heap trim: 9 GB, OOM)
 THREADS=${THREADS:-1}

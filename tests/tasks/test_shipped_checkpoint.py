@@ -1,10 +1,13 @@
-"""The pretrained Fastformer shipped in the repository (pretrained/fastformer-imdb-clm/): it is there, within the
-size limit, loads with the Auto classes, is a language model of reviews (held-out perplexity far below an untrained
-model's), and fine-tunes from the command line with --init-from on a user's CSV."""
+"""The pretrained models shipped in the repository: the Fastformer (pretrained/fastformer-imdb-clm/) and its control,
+the softmax Transformer pretrained the same way (pretrained/softmax-imdb-clm-control/). Each is there, within the
+size limit, loads with the Auto classes, is a language model of reviews (perplexity far below an untrained model's),
+and fine-tunes from the command line with --init-from on a user's CSV; the control differs from the Fastformer in its
+attention and nothing else."""
 
 import json
 from pathlib import Path
 
+import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -12,19 +15,40 @@ import fastformer.models  # noqa: F401  (registers the Auto classes)
 from fastformer.cli.main import main
 from tests.tasks.test_pretraining import classify, reviews_csv  # noqa: F401  (the fixture: 100 real reviews)
 
-SHIPPED = Path(__file__).resolve().parents[2] / "pretrained" / "fastformer-imdb-clm"
+PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained"
+SHIPPED = PRETRAINED / "fastformer-imdb-clm"
+CONTROL = PRETRAINED / "softmax-imdb-clm-control"
+BOTH = pytest.mark.parametrize(("folder", "attention"), [(SHIPPED, "fastformer"), (CONTROL, "softmax")], ids=str)
 
 
-def test_the_shipped_folder_is_complete_and_small():
-    names = {p.name for p in SHIPPED.iterdir()}
+@BOTH
+def test_the_shipped_folder_is_complete_and_small(folder, attention):
+    names = {p.name for p in folder.iterdir()}
     assert {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "README.md"} <= names
-    assert all(p.stat().st_size <= 15 * 2**20 for p in SHIPPED.iterdir())
+    assert all(p.stat().st_size <= 15 * 2**20 for p in folder.iterdir())
+    assert json.loads((folder / "config.json").read_text())["attention_type"] == attention
 
 
-def test_it_loads_and_models_reviews():
-    model = AutoModelForCausalLM.from_pretrained(SHIPPED).eval()
-    tokenizer = AutoTokenizer.from_pretrained(SHIPPED)
+def test_the_control_differs_from_the_fastformer_in_its_attention_alone():
+    """Same tokenizer (the same vocabulary, token for token), same encoder fields but the attention type, same
+    pretraining settings but --architecture."""
+    from fastformer.engine.init_from import ENCODER_FIELDS
+
+    assert (CONTROL / "tokenizer.json").read_bytes() == (SHIPPED / "tokenizer.json").read_bytes()
+    ours, control = (json.loads((f / "config.json").read_text()) for f in (SHIPPED, CONTROL))
+    assert {k for k in ENCODER_FIELDS if ours.get(k) != control.get(k)} == {"attention_type"}
+    ours, control = (json.loads((f / "run_config.json").read_text()) for f in (SHIPPED, CONTROL))
+    differ = {k for k in ours.keys() | control.keys() if ours.get(k) != control.get(k)}
+    # (logging_steps: how often the training loss was logged, 50 and 20; it does not shape the weights)
+    assert differ <= {"architecture", "tokenizer", "output_dir", "logging_steps"} and "architecture" in differ
+
+
+@BOTH
+def test_it_loads_and_models_reviews(folder, attention):
+    model = AutoModelForCausalLM.from_pretrained(folder).eval()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
     assert type(model).__name__ == "FastformerForCausalLM" and model.config.causal
+    assert model.config.attention_type == attention
     text = "this movie was one of the worst films i have ever seen . the acting was terrible and the plot made no sense"
     ids = tokenizer(text, return_tensors="pt", add_special_tokens=False)["input_ids"]
     with torch.no_grad():
@@ -33,9 +57,11 @@ def test_it_loads_and_models_reviews():
     assert trained < 0.2 * untrained  # an untrained model is near the vocabulary size (8,000)
 
 
-def test_it_fine_tunes_from_the_command_line(reviews_csv, tmp_path):  # noqa: F811
+@BOTH
+def test_it_fine_tunes_from_the_command_line(reviews_csv, tmp_path, folder, attention):  # noqa: F811
     out = tmp_path / "ft"
-    assert main([*classify(reviews_csv), "--init-from", str(SHIPPED), "--output-dir", str(out)]) == 0
+    args = [*classify(reviews_csv), "--init-from", str(folder), "--architecture", attention]
+    assert main([*args, "--output-dir", str(out)]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["init_from"]["architectures"] == ["FastformerForCausalLM"]
     assert metrics["validation"]["examples"] > 0 and 0 <= metrics["validation"]["accuracy"] <= 1
