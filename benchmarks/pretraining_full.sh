@@ -3,7 +3,7 @@
 # (IMDB: 10 % held out for validation), all test reviews, 3 epochs, best epoch by validation macro-F1, 3 seeds; the
 # shipped checkpoint fine-tuned (--init-from) beside the same model from scratch (its exact encoder fields, tokenizer
 # and recipe, random weights). TF-IDF + LR and NBSVM on the same splits: benchmarks/classification_full.sh.
-# Usage: bash benchmarks/pretraining_full.sh [GROUP ...]   (groups: imdb2 imdb8 imdb8-1024 yelp; default imdb2;
+# Usage: bash benchmarks/pretraining_full.sh [GROUP ...]   (groups: imdb2 imdb8 imdb8-1024 yelp5; default imdb2;
 #        ONLY='NAME|NAME' runs just those; DRY_RUN=1 lists them)
 #        group imdb2-softmax: the control, the softmax Transformer pretrained the same way (SOFTMAX_PRETRAINED, the
 #        shipped model's `train lm` command with --architecture softmax; docs/RESULTS.md) fine-tuned on IMDB-2, and
@@ -43,7 +43,7 @@ jobs() {
         from_scratch=$(scratch_flags $start) ;;
       imdb8) data="$imdb"; length=512 ;;
       imdb8-1024) data="$imdb"; length=1024 ;;
-      yelp) data="$yelp"; length=512 ;;
+      yelp5) data="$yelp"; length=512 ;;  # named as the baselines' set (classification-full: yelp5-*)
       *) echo "unknown group $group" >&2; exit 2 ;;
     esac
     for seed in $SEEDS; do

@@ -69,6 +69,14 @@ def test_the_full_protocol_sweep_lists_each_run_with_its_start_and_refuses_a_mis
     assert "--model causal=true" in runs["imdb2-scratch-seed1"] and "--architecture" not in runs["imdb2-scratch-seed1"]
     assert "--architecture softmax" in runs["imdb2-softmax-scratch-seed1"]
     assert runs["imdb2-softmax-scratch-seed1"].endswith("--tokenizer pretrained/fastformer-imdb-clm")
+    # each group's runs are named by the baselines' set (classification_full.sh), so summarize_runs pairs them
+    yelp = subprocess.run(["bash", str(script), "yelp5"], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert [line.split()[0] for line in yelp.stdout.splitlines()] == ["yelp5-pretrained-seed1", "yelp5-scratch-seed1"]
+    assert {p.name.split("-")[0] for p in (ROOT / "benchmarks/results/classification-full").glob("*nbsvm*")} >= {
+        "imdb2",
+        "imdb8",
+        "yelp5",
+    }
     env["SOFTMAX_PRETRAINED"] = str(tmp_path / "missing")
     refused = subprocess.run(["bash", str(script), "imdb2-softmax"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert refused.returncode != 0 and "no " + str(tmp_path / "missing") + "/config.json" in refused.stderr
