@@ -98,11 +98,12 @@ def whole_run_loss(log_history: list[dict], training_loss: float, first_step: in
     return (total + tail) / last_step
 
 
-def fingerprint_callback(folder: RunFolder, earlier_seconds: float = 0.0):
+def fingerprint_callback(folder: RunFolder, earlier_seconds: float | None = 0.0):
     """Stamps each checkpoint folder with the run's fingerprint as the Trainer decides to save it, and has the loss
     logged at that step (so the checkpoint's log covers every step before it: `whole_run_loss`). Each saved
     checkpoint records the run's training seconds so far: `earlier_seconds` (the processes before a resume) plus this
-    process's since training began."""
+    process's since training began; none when the earlier ones are unknown (None), so a later resume does not report
+    a part of the run as the whole."""
     from transformers import TrainerCallback
 
     class Fingerprint(TrainerCallback):
@@ -125,7 +126,7 @@ def fingerprint_callback(folder: RunFolder, earlier_seconds: float = 0.0):
 
         def on_save(self, args, state, control, **kwargs):
             if state.is_world_process_zero:
-                seconds = earlier_seconds + time.perf_counter() - self.start
+                seconds = None if earlier_seconds is None else earlier_seconds + time.perf_counter() - self.start
                 folder.record_checkpoint_files(Path(args.output_dir) / f"checkpoint-{state.global_step}", seconds)
 
     return Fingerprint()
@@ -251,7 +252,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         # training seconds of the processes before this one, up to the checkpoint it resumes from (None: not recorded)
         earlier_seconds = folder.checkpoint_seconds(resume_from) if resume_from else 0.0
         kwargs["callbacks"] = [
-            fingerprint_callback(folder, earlier_seconds or 0.0),
+            fingerprint_callback(folder, earlier_seconds),
             divergence_callback(),
             memory_release_callback(),
             *kwargs.get("callbacks", []),
