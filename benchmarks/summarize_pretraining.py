@@ -4,7 +4,9 @@
 
 Reads probe-<tag>-<point>-seed<N>.json (benchmarks/pretraining_probes.sh) and <run>-log.json (the pretraining run's
 log_history: held-out masked-LM loss and accuracy per evaluation, and the tokens it had seen), and prints a markdown
-table per pretraining run: the from-scratch probe first, then each point of the run.
+table per pretraining run: the from-scratch probe first, then each point of the run. A probe tag with no log of its
+own (imdb-clm8k-lrd05: another fine-tuning recipe from imdb-clm8k's points) reads the log of the longest tag it extends;
+where no log is found the tokens and loss cells stay empty rather than claiming zero.
 """
 
 from __future__ import annotations
@@ -17,16 +19,26 @@ from pathlib import Path
 from statistics import mean, stdev
 
 
-def main() -> None:
-    folder = Path(sys.argv[1] if len(sys.argv) > 1 else "benchmarks/results/pretraining")
+def pretraining_log(folder: Path, tag: str) -> dict:
+    """The log of the pretraining run a probe tag starts from: its own, else that of the longest tag it extends."""
+    parts = tag.split("-")
+    for end in range(len(parts), 0, -1):
+        path = folder / f"pretrain-{'-'.join(parts[:end])}-log.json"
+        if path.is_file():
+            return json.loads(path.read_text())
+    return {}
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    folder = Path(argv[0] if argv else "benchmarks/results/pretraining")
     probes: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for path in sorted(folder.glob("probe-*.json")):
         match = re.fullmatch(r"probe-(.+)-(scratch|step\d+)-seed(\d+)", path.stem)
         if match:
             probes[match[1]][match[2]].append(json.loads(path.read_text()))
     for tag, points in probes.items():
-        log_path = folder / f"pretrain-{tag}-log.json"
-        log = json.loads(log_path.read_text()) if log_path.is_file() else {}
+        log = pretraining_log(folder, tag)
         evals = {e["step"]: e for e in log.get("log_history", []) if "eval_loss" in e}
         print(f"#### {tag}\n")
         print(
@@ -44,15 +56,12 @@ def main() -> None:
                 print(f"| from scratch | 0 | 0 |  | {shown} | {mean(validation):.2f} | {len(runs)} |")
                 continue
             step = int(point[4:])
-            tokens = log.get("tokens_per_step") and step * log["tokens_per_step"] / 1e6
+            tokens = f"{step * log['tokens_per_step'] / 1e6:.1f}" if log.get("tokens_per_step") else ""
             entry = evals.get(step, {})
             mlm = f"{entry['eval_loss']:.3f}" if entry else ""
             if "eval_accuracy" in entry:  # a masked LM's; a causal LM's held-out loss is next-token cross-entropy
                 mlm += f" / {entry['eval_accuracy']:.3f}"
-            print(
-                f"| {tag} step {step} | {step} | {tokens or 0:.1f} | {mlm} | {shown} | {mean(validation):.2f} | "
-                f"{len(runs)} |"
-            )
+            print(f"| {tag} step {step} | {step} | {tokens} | {mlm} | {shown} | {mean(validation):.2f} | {len(runs)} |")
         print()
 
 
