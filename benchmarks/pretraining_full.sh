@@ -5,9 +5,9 @@
 # and recipe, random weights). TF-IDF + LR and NBSVM on the same splits: benchmarks/classification_full.sh.
 # Usage: bash benchmarks/pretraining_full.sh [GROUP ...]   (groups: imdb2 imdb8 imdb8-1024 yelp5; default imdb2;
 #        ONLY='NAME|NAME' runs just those; DRY_RUN=1 lists them)
-#        group imdb2-softmax: the control, the softmax Transformer pretrained the same way (SOFTMAX_PRETRAINED, the
-#        shipped model's `train lm` command with --architecture softmax; docs/RESULTS.md) fine-tuned on IMDB-2, and
-#        the same softmax classifier from scratch
+#        GROUP-softmax (imdb2-softmax, yelp5-softmax, ...): the control, the softmax Transformer pretrained the same
+#        way (SOFTMAX_PRETRAINED, the shipped model's `train lm` command with --architecture softmax; docs/RESULTS.md)
+#        fine-tuned on that group's set, and the same softmax classifier from scratch
 #        python benchmarks/summarize_runs.py benchmarks/results/pretraining-full   -> the table
 # Runtimes, measured (IMDB-2 @512, one thread each): seed 2, beside a one-core summarization run, ~22 min an epoch and
 # ~1.2 h a run with its evaluations (5,436 real tokens/s); seed 3, two runs side by side (JOBS=2), ~27 min an epoch,
@@ -36,16 +36,18 @@ scratch=$(scratch_flags $PRETRAINED)
 jobs() {
   for group in $GROUPS_; do
     start=$PRETRAINED; from_scratch=$scratch
-    case $group in
+    case ${group%-softmax} in
       imdb2) data="$imdb --binary-threshold 7"; length=512 ;;
-      imdb2-softmax) data="$imdb --binary-threshold 7 --architecture softmax"; length=512; start=$SOFTMAX_PRETRAINED
-        [ -f "$start/config.json" ] || { echo "imdb2-softmax: no $start/config.json (pretrain it first)" >&2; exit 2; }
-        from_scratch=$(scratch_flags $start) ;;
       imdb8) data="$imdb"; length=512 ;;
       imdb8-1024) data="$imdb"; length=1024 ;;
       yelp5) data="$yelp"; length=512 ;;  # named as the baselines' set (classification-full: yelp5-*)
       *) echo "unknown group $group" >&2; exit 2 ;;
     esac
+    if [ "$group" != "${group%-softmax}" ]; then  # the softmax control on the same set, from its own pretraining
+      data="$data --architecture softmax"; start=$SOFTMAX_PRETRAINED
+      [ -f "$start/config.json" ] || { echo "$group: no $start/config.json (pretrain it first)" >&2; exit 2; }
+      from_scratch=$(scratch_flags $start)
+    fi
     for seed in $SEEDS; do
       echo "$group-pretrained-seed$seed $data --max-length $length --seed $seed --init-from $start"
       echo "$group-scratch-seed$seed $data --max-length $length --seed $seed $from_scratch"

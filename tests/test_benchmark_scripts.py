@@ -70,8 +70,23 @@ def test_the_full_protocol_sweep_lists_each_run_with_its_start_and_refuses_a_mis
     assert "--architecture softmax" in runs["imdb2-softmax-scratch-seed1"]
     assert runs["imdb2-softmax-scratch-seed1"].endswith("--tokenizer pretrained/fastformer-imdb-clm")
     # each group's runs are named by the baselines' set (classification_full.sh), so summarize_runs pairs them
-    yelp = subprocess.run(["bash", str(script), "yelp5"], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
-    assert [line.split()[0] for line in yelp.stdout.splitlines()] == ["yelp5-pretrained-seed1", "yelp5-scratch-seed1"]
+    yelp = subprocess.run(
+        ["bash", str(script), "yelp5", "yelp5-softmax"], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    yelp_runs = {line.split()[0]: line for line in yelp}
+    assert list(yelp_runs) == [
+        "yelp5-pretrained-seed1",
+        "yelp5-scratch-seed1",
+        "yelp5-softmax-pretrained-seed1",
+        "yelp5-softmax-scratch-seed1",
+    ]
+    # the control on any set: that set's data and length and no IMDB-2 flag carried over (its start here is
+    # SOFTMAX_PRETRAINED, set to the Fastformer's folder above)
+    control = yelp_runs["yelp5-softmax-pretrained-seed1"]
+    assert control == yelp_runs["yelp5-pretrained-seed1"].replace("yelp5-", "yelp5-softmax-", 1).replace(
+        " --max-length", " --architecture softmax --max-length"
+    )
+    assert "--binary-threshold" not in control
     assert {p.name.split("-")[0] for p in (ROOT / "benchmarks/results/classification-full").glob("*nbsvm*")} >= {
         "imdb2",
         "imdb8",
