@@ -23,23 +23,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
-from pathlib import Path
 
 import torch
 
 MODELS = {"fastformer": "pretrained/fastformer-imdb-clm", "softmax": "pretrained/softmax-imdb-clm-control"}
 CASES = ("train", "train_padded", "inference")
-
-
-def fastest(step, repeats: int) -> float:
-    step()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def causal_mixer(folder: str) -> torch.nn.Module:
@@ -82,7 +70,8 @@ def step_for(mixer: torch.nn.Module, case: str, batch: int, n: int, hidden: int)
 
 
 def main() -> None:
-    from fastformer.benchmark.runner import machine_header
+    from fastformer.benchmark.runner import write_cpu_result
+    from fastformer.profiling import time_call
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=1)
@@ -101,18 +90,15 @@ def main() -> None:
         batch = max(1, args.tokens // n)
         for name, mixer in mixers.items():
             ms = {
-                case: round(1e3 * fastest(step_for(mixer, case, batch, n, hidden), args.repeats), 2) for case in CASES
+                case: round(1e3 * time_call(step_for(mixer, case, batch, n, hidden), args.repeats)["min"], 2)
+                for case in CASES
             }
             rows.append(dict(mixer=name, batch=batch, n=n, ms=ms))
             print(json.dumps(rows[-1]), flush=True)
         n *= 2
-    header = machine_header("float32", "cpu")
-    header["threads"] = args.threads
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    version = torch.__version__.split("+")[0].replace(".", "_")
-    path = out / f"causal_attention_cpu{args.threads}t_torch{version}.json"
-    path.write_text(json.dumps(dict(machine=header, tokens=args.tokens, repeats=args.repeats, rows=rows), indent=1))
+    path = write_cpu_result(
+        args.out, "causal_attention", args.threads, tokens=args.tokens, repeats=args.repeats, rows=rows
+    )
     print("\n| N | batch | case | fastformer ms | softmax ms | softmax / fastformer |\n|---:|---:|---|---:|---:|---:|")
     by = {(r["mixer"], r["n"]): r for r in rows}
     for r in rows:

@@ -14,29 +14,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
-from pathlib import Path
 
 import torch
 
 SHAPES = [(32, 64), (32, 256), (32, 512), (8, 1024), (4, 4096), (1, 16384)]  # (batch, N)
 
 
-def fastest(step, repeats: int) -> float:
-    step()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> None:
-    from fastformer.benchmark.runner import machine_header
+    from fastformer.benchmark.runner import write_cpu_result
     from fastformer.layers import FastformerAttention
     from fastformer.layers.attention import attention_implementation
     from fastformer.presets import PRESETS, attention_kwargs
+    from fastformer.profiling import time_call
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=1)
@@ -77,7 +66,7 @@ def main() -> None:
                             with torch.no_grad():
                                 layer(x, mask)
 
-                    times[path] = round(1e3 * fastest(step, args.repeats), 2)
+                    times[path] = round(1e3 * time_call(step, args.repeats)["min"], 2)
                 best = min(times, key=times.get)
                 rows.append(
                     dict(
@@ -92,13 +81,7 @@ def main() -> None:
                     )
                 )
                 print(json.dumps(rows[-1]), flush=True)
-    header = machine_header("float32", "cpu")
-    header["threads"] = args.threads
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    version = torch.__version__.split("+")[0].replace(".", "_")
-    path = out / f"implementation_by_shape_cpu{args.threads}t_torch{version}.json"
-    path.write_text(json.dumps(dict(machine=header, repeats=args.repeats, rows=rows), indent=1))
+    path = write_cpu_result(args.out, "implementation_by_shape", args.threads, repeats=args.repeats, rows=rows)
     worst = max(rows, key=lambda r: r["auto_over_fastest"])
     print(
         f"auto is the fastest path in {sum(r['fastest'] == r['auto'] for r in rows)} of {len(rows)} cells; worst: "

@@ -148,3 +148,15 @@ def test_bench_is_for_users_by_default():
     add_arguments(parser)
     defaults = parser.parse_args([])
     assert defaults.out == "runs/bench" and not defaults.targets
+
+
+def test_a_script_s_cpu_result_names_its_threads_and_torch_and_carries_the_header(tmp_path):
+    """benchmarks/implementation_by_shape.py and causal_attention.py write through write_cpu_result."""
+    from fastformer.benchmark.runner import write_cpu_result
+
+    path = write_cpu_result(tmp_path / "out", "causal_attention", 3, tokens=8, rows=[{"n": 4}])
+    version = torch.__version__.split("+")[0].replace(".", "_")
+    assert path == tmp_path / "out" / f"causal_attention_cpu3t_torch{version}.json"
+    payload = json.loads(path.read_text())
+    assert payload["machine"]["threads"] == 3 and payload["machine"]["device"] == "cpu"
+    assert payload["tokens"] == 8 and payload["rows"] == [{"n": 4}]

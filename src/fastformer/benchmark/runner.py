@@ -66,6 +66,19 @@ def machine_header(dtype: str, device: str) -> dict:
     return header
 
 
+def write_cpu_result(out: str | Path, name: str, threads: int, **payload) -> Path:
+    """Write DIR/<name>_cpu<threads>t_torch<version>.json: a float32 CPU measurement under its machine header (the
+    thread count it ran with), then `payload`'s fields. Returns the path."""
+    header = machine_header("float32", "cpu")
+    header["threads"] = threads
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    version = torch.__version__.split("+")[0].replace(".", "_")
+    path = folder / f"{name}_cpu{threads}t_torch{version}.json"
+    path.write_text(json.dumps(dict(machine=header, **payload), indent=1))
+    return path
+
+
 def _git_commit() -> str:
     try:
         root = Path(__file__).resolve().parents[3]
