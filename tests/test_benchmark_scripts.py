@@ -55,31 +55,27 @@ def test_the_full_protocol_sweep_lists_each_run_with_its_start_and_refuses_a_mis
     script = BENCHMARKS / "pretraining_full.sh"
     env = dict(os.environ, DRY_RUN="1", SEEDS="1", SOFTMAX_PRETRAINED="pretrained/fastformer-imdb-clm")
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
-    listed = subprocess.run(
-        ["bash", str(script), "imdb2", "imdb2-softmax"], cwd=ROOT, env=env, capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    runs = {line.split()[0]: line for line in listed}
-    assert list(runs) == [
-        "imdb2-pretrained-seed1",
-        "imdb2-scratch-seed1",
-        "imdb2-softmax-pretrained-seed1",
-        "imdb2-softmax-scratch-seed1",
-    ]
+
+    def listed(*groups: str) -> dict[str, str]:
+        lines = subprocess.run(
+            ["bash", str(script), *groups], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+        return {line.split()[0]: line for line in lines}
+
+    def names(dataset: str) -> list[str]:  # each group's pretrained run, then its scratch twin
+        return [
+            f"{group}-{start}-seed1" for group in (dataset, f"{dataset}-softmax") for start in ("pretrained", "scratch")
+        ]
+
+    runs = listed("imdb2", "imdb2-softmax")
+    assert list(runs) == names("imdb2")
     assert runs["imdb2-pretrained-seed1"].endswith("--init-from pretrained/fastformer-imdb-clm")
     assert "--model causal=true" in runs["imdb2-scratch-seed1"] and "--architecture" not in runs["imdb2-scratch-seed1"]
     assert "--architecture softmax" in runs["imdb2-softmax-scratch-seed1"]
     assert runs["imdb2-softmax-scratch-seed1"].endswith("--tokenizer pretrained/fastformer-imdb-clm")
     # each group's runs are named by the baselines' set (classification_full.sh), so summarize_runs pairs them
-    yelp = subprocess.run(
-        ["bash", str(script), "yelp5", "yelp5-softmax"], cwd=ROOT, env=env, capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    yelp_runs = {line.split()[0]: line for line in yelp}
-    assert list(yelp_runs) == [
-        "yelp5-pretrained-seed1",
-        "yelp5-scratch-seed1",
-        "yelp5-softmax-pretrained-seed1",
-        "yelp5-softmax-scratch-seed1",
-    ]
+    yelp_runs = listed("yelp5", "yelp5-softmax")
+    assert list(yelp_runs) == names("yelp5")
     # the control on any set: that set's data and length and no IMDB-2 flag carried over (its start here is
     # SOFTMAX_PRETRAINED, set to the Fastformer's folder above)
     control = yelp_runs["yelp5-softmax-pretrained-seed1"]
