@@ -30,8 +30,9 @@ MODELS = {"fastformer": "pretrained/fastformer-imdb-clm", "softmax": "pretrained
 CASES = ("train", "train_padded", "inference")
 
 
-def causal_mixer(folder: str) -> torch.nn.Module:
-    """The token mixer one layer of the shipped causal model at `folder` builds (its attention_type and switches)."""
+def causal_mixer(folder: str) -> tuple[torch.nn.Module, int]:
+    """The token mixer one layer of the shipped causal model at `folder` builds (its attention_type and switches), and
+    the hidden size it mixes."""
     from fastformer.layers.mixers import MIXERS
     from fastformer.models import FastformerConfig
     from fastformer.presets import attention_kwargs
@@ -39,7 +40,7 @@ def causal_mixer(folder: str) -> torch.nn.Module:
     config = FastformerConfig.from_pretrained(folder)
     assert config.causal, f"{folder}: not a causal model"
     kwargs = {**attention_kwargs(config), "causal": True}
-    return MIXERS[config.attention_type](config.hidden_size, config.num_attention_heads, **kwargs)
+    return MIXERS[config.attention_type](config.hidden_size, config.num_attention_heads, **kwargs), config.hidden_size
 
 
 def output_of(mixer: torch.nn.Module, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -83,12 +84,11 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     mixers = {name: causal_mixer(folder) for name, folder in MODELS.items()}
-    hidden = 256
     rows = []
     n = 128
     while n <= args.max_n:
         batch = max(1, args.tokens // n)
-        for name, mixer in mixers.items():
+        for name, (mixer, hidden) in mixers.items():
             ms = {
                 case: round(1e3 * time_call(step_for(mixer, case, batch, n, hidden), args.repeats)["min"], 2)
                 for case in CASES
