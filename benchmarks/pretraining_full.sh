@@ -31,7 +31,13 @@ recipe="--epochs $EPOCHS --learning-rate 5e-4 --warmup 0.1"  # the probes' recip
 imdb="--train $IMDB --where train:split=train --test $IMDB --where test:split=test --label-field rating $recipe"
 yelp="--train $YELP/yelp_train_small.csv.gz --validation $YELP/yelp_dev.csv.gz --test $YELP/yelp_test.csv.gz $recipe"
 # the pretrained model's encoder fields and tokenizer, for the from-scratch rows
-scratch_flags() { echo "$(python3 "$(dirname "$0")/encoder_flags.py" "$1/config.json") --tokenizer $1"; }
+# (a plain assignment, so that a folder encoder_flags.py cannot read stops the script under `set -e` instead of
+# listing a "scratch" run with the default encoder)
+scratch_flags() {
+  local flags
+  flags=$(python3 "$(dirname "$0")/encoder_flags.py" "$1/config.json") || exit 2
+  echo "$flags --tokenizer $1"
+}
 scratch=$(scratch_flags $PRETRAINED)
 jobs() {
   for group in $GROUPS_; do

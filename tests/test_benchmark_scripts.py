@@ -91,6 +91,10 @@ def test_the_full_protocol_sweep_lists_each_run_with_its_start_and_refuses_a_mis
     env["SOFTMAX_PRETRAINED"] = str(tmp_path / "missing")
     refused = subprocess.run(["bash", str(script), "imdb2-softmax"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert refused.returncode != 0 and "no " + str(tmp_path / "missing") + "/config.json" in refused.stderr
+    # a pretrained folder whose config the flags cannot come from: refused, not a scratch run with the default encoder
+    env["PRETRAINED"] = str(tmp_path / "missing")
+    refused = subprocess.run(["bash", str(script), "imdb2"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert refused.returncode != 0 and refused.stdout == "" and "missing/config.json" in refused.stderr
 
 
 def test_the_probe_sweep_runs_from_any_pretrained_folder_without_kept_points():
