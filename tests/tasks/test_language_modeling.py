@@ -272,3 +272,58 @@ def test_the_causal_softmax_control_trains_generates_and_fine_tunes_with_init_fr
     assert result["init_from"]["architectures"] == ["FastformerForCausalLM"]
     saved = json.loads((fine_tuned / "config.json").read_text())
     assert saved["attention_type"] == "softmax" and saved["causal"]
+
+
+def test_train_lm_continues_a_saved_model_with_every_weight_and_refuses_what_would_not_continue(tmp_path):
+    """`train lm --init-from FOLDER` (continued pretraining): the model starts as the folder's, every tensor equal
+    (the next-token head too), with the folder's tokenizer and a fresh optimizer; a folder it could not continue (other
+    sizes, attention, too few positions, not a language model, the gpt2 baseline) is refused in one line before the
+    run folder is made."""
+    from safetensors.torch import load_file
+
+    from fastformer.engine.init_from import continuing_config, fine_tuning_config, load_encoder, load_whole
+    from fastformer.models.fastformer import FastformerForCausalLM, FastformerForSequenceClassification
+
+    data = ["--train", str(IMDB), "--where", "train:split=train", "--max-train-texts", "100", "--max-eval-texts", "10"]
+    first = tmp_path / "first"
+    short = ["--max-steps", "4", "--evaluations", "1"]
+    assert main(["train", "lm", *data, *short, "--output-dir", str(first), *TINY]) == 0
+    saved = load_file(first / "model.safetensors")
+    tokenizer = AutoTokenizer.from_pretrained(first)
+    config = continuing_config(first, {"hidden_dropout_prob": 0.0}, "fastformer", tokenizer, 64)
+    model = load_whole(FastformerForCausalLM, first, config)
+    state = model.state_dict()
+    assert saved and all(torch.equal(state[k], v) for k, v in saved.items())
+    assert torch.equal(model.lm_head.weight, saved["fastformer.word_embeddings.weight"])  # (tied)
+    assert model.config.hidden_dropout_prob == 0.0
+
+    # (a different --vocab-size is moot: the folder's tokenizer comes with it)
+    more = ["--max-steps", "2", "--evaluations", "1", "--block-size", "32", "--batch-size", "8", "--no-progress"]
+    second = tmp_path / "second"
+    args = ["train", "lm", *data, *more, "--init-from", str(first), "--vocab-size", "300"]
+    assert main([*args, "--output-dir", str(second)]) == 0
+    metrics = json.loads((second / "metrics.json").read_text())
+    assert metrics["init_from"]["folder"] == str(first) and metrics["init_from"]["newly_initialised"] == []
+    assert json.loads((second / "run_config.json").read_text())["init_from"] == str(first)
+    assert AutoTokenizer.from_pretrained(second).get_vocab() == tokenizer.get_vocab()
+    assert json.loads((second / "config.json").read_text())["hidden_size"] == 32
+
+    head = fine_tuning_config(first, dict(num_labels=2), {}, "fastformer", tokenizer, 64)
+    classifier, _ = load_encoder(FastformerForSequenceClassification, first, head)
+    not_lm = tmp_path / "classifier"
+    classifier.save_pretrained(not_lm)
+    tokenizer.save_pretrained(not_lm)
+    refusals = [
+        (["--model", "hidden_size=64", "--init-from", str(first)], r"--model hidden_size=64: .* has hidden_size=32"),
+        (["--architecture", "softmax", "--init-from", str(first)], r"--architecture softmax: .* attention_type"),
+        (["--block-size", "128", "--init-from", str(first)], r"--block-size 128: .* max_position_embeddings 64"),
+        (["--init-from", str(not_lm)], r"holds a FastformerForSequenceClassification, not a causal language model"),
+        (["--architecture", "gpt2", "--init-from", str(first)], r"--init-from: continues a fastformer folder"),
+    ]
+    for extra, message in refusals:
+        out = tmp_path / "refused"
+        with pytest.raises(SystemExit) as refused:
+            main(["train", "lm", *data, "--max-steps", "1", "--no-progress", *extra, "--output-dir", str(out)])
+        assert len(str(refused.value).splitlines()) == 1
+        assert __import__("re").search(message, str(refused.value)), str(refused.value)
+        assert not out.exists()

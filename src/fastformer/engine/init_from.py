@@ -83,9 +83,11 @@ def fine_tuning_config(
     architecture: str,
     tokenizer,
     max_length: int,
+    length_flag: str = "--max-length",
 ):
     """The pretrained config with the new head's fields (labels, ...) and `overrides` (--model) that leave the
-    encoder as it is; every mismatch is an InitFromError naming both values."""
+    encoder as it is; every mismatch is an InitFromError naming both values (`length_flag`: the option that set
+    `max_length`)."""
     config = pretrained_config(folder)
     wanted = mixer_of(architecture) or "fastformer"
     if config.attention_type != wanted:
@@ -106,7 +108,7 @@ def fine_tuning_config(
         )
     if max_length > config.max_position_embeddings:
         raise InitFromError(
-            f"--max-length {max_length}: --init-from {folder} has max_position_embeddings "
+            f"{length_flag} {max_length}: --init-from {folder} has max_position_embeddings "
             f"{config.max_position_embeddings}"
         )
     config.update({**head_fields, **overrides})
@@ -133,6 +135,34 @@ def load_encoder(model_class, folder: str | Path, config):
 
         model.generation_config = GenerationConfig.from_model_config(model.config)
     return model, sorted(fresh)
+
+
+def continuing_config(folder: str | Path, overrides: dict[str, Any], architecture: str, tokenizer, block_size: int):
+    """The config of a saved causal language model that `train lm --init-from` trains on (continued pretraining):
+    the folder must hold a causal LM, since its next-token head is kept too, and every `fine_tuning_config` check
+    holds (same attention type and sizes, `block_size` within its positions)."""
+    import json
+
+    pretrained_config(folder)  # (a folder with no config.json: refused in one line)
+    saved = json.loads((Path(folder) / "config.json").read_text()).get("architectures") or []
+    if not any(name.endswith("ForCausalLM") for name in saved):
+        held = f"a {saved[0]}" if saved else "a model with no head named in its config.json"
+        raise InitFromError(
+            f"--init-from {folder}: holds {held}, not a causal language model (its next-token head would start "
+            "random; `fastformer train lm` trains one)"
+        )
+    return fine_tuning_config(folder, {}, overrides, architecture, tokenizer, block_size, "--block-size")
+
+
+def load_whole(model_class, folder: str | Path, config):
+    """`model_class` with every tensor from the folder, its head included; a tensor the folder lacks is refused (it
+    would start random in a run that claims to continue)."""
+    model, info = model_class.from_pretrained(str(folder), config=config, output_loading_info=True)
+    missing = sorted(info.get("missing_keys", ()))
+    if missing or info.get("mismatched_keys"):
+        named = missing or info["mismatched_keys"]
+        raise InitFromError(f"--init-from {folder}: the folder lacks or reshapes tensors {named[:5]}")
+    return model
 
 
 def origin_report(folder: str | Path, fresh: list[str]) -> dict[str, Any]:

@@ -32,6 +32,15 @@ class LanguageModelingConfig(CorpusSettings, TokenizerSettings):
         "GPT2LMHeadModel of the same size)",
         choices=(*MIXERS, "gpt2"),
     )
+    init_from: str | None = setting(
+        None,
+        "continue pretraining a saved causal language model (a `train lm` folder, e.g. "
+        "pretrained/fastformer-imdb-clm): its tokenizer and every weight, the next-token head included, with a fresh "
+        "optimizer and schedule "
+        "(--warmup); --architecture must be its attention; --model may change dropouts, not sizes",
+        paths="folder",
+        fingerprint_at_default=False,  # (runs made before it existed still resume)
+    )
     epochs: float = redefault(RunConfig, "epochs", 1.0)
     max_steps: int = setting(-1, "optimisation steps (> 0 overrides --epochs)", minimum=-1)
     batch_size: int = redefault(RunConfig, "batch_size", 16)
@@ -45,6 +54,8 @@ class LanguageModelingConfig(CorpusSettings, TokenizerSettings):
         super().check()
         if self.train is None:
             raise SettingError("train", "language modelling needs a file of documents (JSON Lines, CSV/TSV or text)")
+        if self.init_from and self.architecture == "gpt2":
+            raise SettingError("init_from", "continues a fastformer folder (--architecture fastformer or softmax)")
 
 
 @dataclass

@@ -105,7 +105,13 @@ class LanguageModelingTask(Task):
     config_class = LanguageModelingConfig
 
     def load_data(self, cfg: LanguageModelingConfig, report: dict[str, Any]):
-        return load_documents(cfg)
+        documents = load_documents(cfg)
+        if cfg.init_from:  # refused before the run folder is touched
+            from fastformer.engine.init_from import continuing_config, pretrained_tokenizer
+
+            tokenizer = pretrained_tokenizer(cfg.init_from, cfg.tokenizer)
+            continuing_config(cfg.init_from, cfg.model, cfg.architecture, tokenizer, cfg.block_size)
+        return documents
 
     def tokenizer_texts(self, cfg: LanguageModelingConfig, documents):
         return documents["train"]
@@ -116,7 +122,15 @@ class LanguageModelingTask(Task):
         separator = tokenizer.sep_token_id
         train_set = TokenBlocks(documents["train"], tokenizer, cfg.block_size, separator)
         eval_set = TokenBlocks(documents["validation"], tokenizer, cfg.block_size, separator)
-        model = build_model(cfg, len(tokenizer), tokenizer.pad_token_id, separator)
+        origin = None
+        if cfg.init_from:  # continued pretraining: every weight from the folder, a fresh optimizer
+            from fastformer.engine.init_from import continuing_config, load_whole, origin_report
+            from fastformer.models.fastformer import FastformerForCausalLM
+
+            config = continuing_config(cfg.init_from, cfg.model, cfg.architecture, tokenizer, cfg.block_size)
+            model, origin = load_whole(FastformerForCausalLM, cfg.init_from, config), origin_report(cfg.init_from, [])
+        else:
+            model = build_model(cfg, len(tokenizer), tokenizer.pad_token_id, separator)
         return Prepared(
             model=model,
             train_dataset=train_set,
@@ -126,6 +140,7 @@ class LanguageModelingTask(Task):
             train_counts=dict(documents=len(documents["train"]), blocks=len(train_set)),
             tokens_per_epoch=train_set.num_tokens(),
             plot={"validation loss": "eval_loss"},
+            metrics={"init_from": origin} if origin else {},
         )
 
     def evaluate(self, cfg: LanguageModelingConfig, model, tokenizer, documents, prepared: Prepared, out: Path):
