@@ -159,11 +159,14 @@ def _malloc_trim():
 
 
 def memory_release_callback():
-    """Releases freed memory after every training step and evaluation (release_freed_memory)."""
+    """Releases freed memory after every training step, evaluation batch and evaluation (release_freed_memory)."""
     from transformers import TrainerCallback
 
     class MemoryRelease(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
+            release_freed_memory()
+
+        def on_prediction_step(self, args, state, control, **kwargs):
             release_freed_memory()
 
         def on_evaluate(self, args, state, control, **kwargs):

@@ -19,7 +19,7 @@ from fastformer.data.text_classification import Example, LabelMap, read_examples
 from fastformer.engine import inputs
 from fastformer.engine.init_from import check_start, start_from
 from fastformer.engine.outputs import write_jsonl
-from fastformer.engine.skeleton import Prepared, Task, run_task
+from fastformer.engine.skeleton import Prepared, Task, release_freed_memory, run_task
 from fastformer.engine.splits import hold_out, limit_splits
 from fastformer.metrics.classification import classification_metrics, label_record, prediction_row
 from fastformer.presets import mixer_of
@@ -157,6 +157,7 @@ def predict_dataset(model, dataset: EncodedDataset, tokenizer, batch_size: int =
         for start in range(0, len(order), batch_size):
             batch = collate([{"input_ids": dataset.input_ids[i]} for i in order[start : start + batch_size]])
             out.append(model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits.float())
+            release_freed_memory()  # (batches grow in length: glibc would keep each smaller one's freed fragments)
     logits = torch.cat(out) if out else torch.zeros(0, model.config.num_labels)
     restored = torch.empty_like(logits)
     restored[torch.tensor(order, dtype=torch.long)] = logits
