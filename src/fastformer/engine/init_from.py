@@ -141,10 +141,7 @@ def continuing_config(folder: str | Path, overrides: dict[str, Any], architectur
     """The config of a saved causal language model that `train lm --init-from` trains on (continued pretraining):
     the folder must hold a causal LM, since its next-token head is kept too, and every `fine_tuning_config` check
     holds (same attention type and sizes, `block_size` within its positions)."""
-    import json
-
-    pretrained_config(folder)  # (a folder with no config.json: refused in one line)
-    saved = json.loads((Path(folder) / "config.json").read_text()).get("architectures") or []
+    saved = pretrained_config(folder).architectures or []
     if not any(name.endswith("ForCausalLM") for name in saved):
         held = f"a {saved[0]}" if saved else "a model with no head named in its config.json"
         raise InitFromError(
@@ -157,11 +154,9 @@ def continuing_config(folder: str | Path, overrides: dict[str, Any], architectur
 def load_whole(model_class, folder: str | Path, config):
     """`model_class` with every tensor from the folder, its head included; a tensor the folder lacks is refused (it
     would start random in a run that claims to continue)."""
-    model, info = model_class.from_pretrained(str(folder), config=config, output_loading_info=True)
-    missing = sorted(info.get("missing_keys", ()))
-    if missing or info.get("mismatched_keys"):
-        named = missing or info["mismatched_keys"]
-        raise InitFromError(f"--init-from {folder}: the folder lacks or reshapes tensors {named[:5]}")
+    model, fresh = load_encoder(model_class, folder, config)
+    if fresh:
+        raise InitFromError(f"--init-from {folder}: the folder lacks tensors {fresh[:5]}")
     return model
 
 

@@ -35,9 +35,9 @@ class LanguageModelingConfig(CorpusSettings, TokenizerSettings):
     init_from: str | None = setting(
         None,
         "continue pretraining a saved causal language model (a `train lm` folder, e.g. "
-        "pretrained/fastformer-imdb-clm): its tokenizer and every weight, the next-token head included, with a fresh "
-        "optimizer and schedule "
-        "(--warmup); --architecture must be its attention; --model may change dropouts, not sizes",
+        "pretrained/fastformer-imdb-clm): its tokenizer and every weight, the next-token head included, with a "
+        "fresh optimizer and schedule (--warmup); --architecture must be its attention; --model may change dropouts, "
+        "not sizes",
         paths="folder",
         fingerprint_at_default=False,  # (runs made before it existed still resume)
     )

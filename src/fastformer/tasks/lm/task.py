@@ -128,7 +128,8 @@ class LanguageModelingTask(Task):
             from fastformer.models.fastformer import FastformerForCausalLM
 
             config = continuing_config(cfg.init_from, cfg.model, cfg.architecture, tokenizer, cfg.block_size)
-            model, origin = load_whole(FastformerForCausalLM, cfg.init_from, config), origin_report(cfg.init_from, [])
+            model = load_whole(FastformerForCausalLM, cfg.init_from, config)
+            origin = origin_report(cfg.init_from, [])
         else:
             model = build_model(cfg, len(tokenizer), tokenizer.pad_token_id, separator)
         return Prepared(
