@@ -20,7 +20,7 @@ import torch
 from fastformer.data.summarization import Pair, lead, read_pairs
 from fastformer.engine import inputs
 from fastformer.engine.outputs import write_jsonl
-from fastformer.engine.skeleton import Prepared, Task, run_task
+from fastformer.engine.skeleton import Prepared, Task, release_freed_memory, run_task
 from fastformer.engine.splits import hold_out, limit_splits
 from fastformer.metrics.repetition import repetition
 from fastformer.metrics.rouge import rouge
@@ -115,6 +115,7 @@ def summarize(model, tokenizer, documents: list[str], cfg: SummarizationConfig |
         )
         for i, text in zip(chunk, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
             out[i] = text.strip()
+        release_freed_memory()  # (batches grow in length: glibc would keep each smaller one's freed fragments)
     return out
 
 
