@@ -8,6 +8,8 @@ benchmarks/summarize_pretraining.py can put pretraining tokens beside each fine-
 The log comes from the run's log_history.json when it has finished, else from its newest checkpoint's
 trainer_state.json (a run still going); tokens per step are the training pieces' real tokens over the steps of one
 epoch, rebuilt from the run's own settings and tokenizer (the run's metrics.json gives them too once it has finished).
+A run that continued a saved language model (`--init-from`) also records the steps and tokens that folder had seen
+before it (steps_before, tokens_before).
 """
 
 from __future__ import annotations
@@ -16,6 +18,23 @@ import json
 import math
 import sys
 from pathlib import Path
+
+
+def lm_steps_and_tokens(folder: Path) -> dict:
+    """{steps_before, tokens_before}: the optimisation steps and tokens a `train lm` folder was trained on (its
+    run_config.json's, and those of the folder it continued, recursively); {} where a folder has no run_config.json
+    (tokens unknown: the table leaves them empty rather than counting from zero)."""
+    path = folder / "run_config.json"
+    if not path.is_file():
+        return {}
+    settings = json.loads(path.read_text())
+    steps, tokens = settings["max_steps"], settings["max_steps"] * settings["batch_size"] * settings["block_size"]
+    if settings.get("init_from"):
+        earlier = lm_steps_and_tokens(Path(settings["init_from"]))
+        if not earlier:
+            return {}
+        steps, tokens = steps + earlier["steps_before"], tokens + earlier["tokens_before"]
+    return dict(steps_before=steps, tokens_before=tokens)
 
 
 def main() -> None:
@@ -36,6 +55,9 @@ def main() -> None:
             tokens_per_step=settings["batch_size"] * settings["block_size"],
             log_history=log,
         )
+        if settings.get("init_from"):  # continued pretraining: what the starting folder had seen comes first
+            before = lm_steps_and_tokens(Path(settings["init_from"]))
+            payload.update(before or dict(steps_before=None, tokens_before=None))  # None: unknown, not zero
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(payload, indent=1))
         print(f"{len(log)} log entries, {payload['tokens_per_step']} tokens a step -> {out}")

@@ -6,7 +6,8 @@ Reads probe-<tag>-<point>-seed<N>.json (benchmarks/pretraining_probes.sh) and <r
 log_history: held-out masked-LM loss and accuracy per evaluation, and the tokens it had seen), and prints a markdown
 table per pretraining run: the from-scratch probe first, then each point of the run. A probe tag with no log of its
 own (imdb-clm8k-lrd05: another fine-tuning recipe from imdb-clm8k's points) reads the log of the longest tag it extends;
-where no log is found the tokens and loss cells stay empty rather than claiming zero.
+where no log is found the tokens and loss cells stay empty rather than claiming zero. A continued run's points count
+its steps and tokens on from its starting folder's ("1600 + 400").
 """
 
 from __future__ import annotations
@@ -56,12 +57,19 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"| from scratch | 0 | 0 |  | {shown} | {mean(validation):.2f} | {len(runs)} |")
                 continue
             step = int(point[4:])
-            tokens = f"{step * log['tokens_per_step'] / 1e6:.1f}" if log.get("tokens_per_step") else ""
+            # a continued run counts on from what its starting folder had seen (steps_before, tokens_before)
+            # (None: a start whose tokens no file gives, so the cell stays empty rather than counting from zero)
+            before = log.get("tokens_before", 0)
+            known = log.get("tokens_per_step") and before is not None
+            tokens = f"{(before + step * log['tokens_per_step']) / 1e6:.1f}" if known else ""
+            steps = f"{log['steps_before'] or '?'} + {step}" if "steps_before" in log else f"{step}"
             entry = evals.get(step, {})
             mlm = f"{entry['eval_loss']:.3f}" if entry else ""
             if "eval_accuracy" in entry:  # a masked LM's; a causal LM's held-out loss is next-token cross-entropy
                 mlm += f" / {entry['eval_accuracy']:.3f}"
-            print(f"| {tag} step {step} | {step} | {tokens} | {mlm} | {shown} | {mean(validation):.2f} | {len(runs)} |")
+            print(
+                f"| {tag} step {step} | {steps} | {tokens} | {mlm} | {shown} | {mean(validation):.2f} | {len(runs)} |"
+            )
         print()
 
 
