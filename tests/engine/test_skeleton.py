@@ -246,7 +246,10 @@ def test_resume_with_changed_settings_is_refused_names_them_and_touches_nothing(
     assert main(["train", *TINY, "--output-dir", str(tmp_path / "again")]) == 0
     metrics = json.loads((tmp_path / "again" / "metrics.json").read_text())
     splits = [metrics[s]["examples"] for s in ("validation", "test") if s in metrics]
-    assert splits and len(batches) == sum(-(-n // 64) for n in splits)
+    import inspect
+
+    batch = inspect.signature(classification.predict_dataset).parameters["batch_size"].default
+    assert splits and len(batches) == sum(-(-n // batch) for n in splits)
     monkeypatch.undo()
     before = _snapshot(out)
     with pytest.raises(SystemExit) as error:
