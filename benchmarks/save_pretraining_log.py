@@ -20,15 +20,25 @@ import sys
 from pathlib import Path
 
 
+def lm_tokens_per_step(settings: dict) -> int:
+    """A `fastformer train lm` step's tokens: packed blocks, every token real."""
+    return settings["batch_size"] * settings["block_size"]
+
+
 def lm_steps_and_tokens(folder: Path) -> dict:
-    """{steps_before, tokens_before}: the optimisation steps and tokens a `train lm` folder was trained on (its
-    run_config.json's, and those of the folder it continued, recursively); {} where a folder has no run_config.json
-    (tokens unknown: the table leaves them empty rather than counting from zero)."""
+    """{steps_before, tokens_before}: the optimisation steps and tokens a `train lm` folder was trained on (the steps
+    its metrics.json counted, else its run_config.json's --max-steps; and those of the folder it continued,
+    recursively); {} where they are unknown (no run_config.json, or a run by epochs whose metrics.json is gone): the
+    table leaves them empty rather than counting from zero."""
     path = folder / "run_config.json"
     if not path.is_file():
         return {}
     settings = json.loads(path.read_text())
-    steps, tokens = settings["max_steps"], settings["max_steps"] * settings["batch_size"] * settings["block_size"]
+    metrics = folder / "metrics.json"
+    steps = json.loads(metrics.read_text())["train"]["steps"] if metrics.is_file() else settings["max_steps"]
+    if steps <= 0:  # trained by --epochs (max_steps -1), and no metrics.json says how many steps that was
+        return {}
+    tokens = steps * lm_tokens_per_step(settings)
     if settings.get("init_from"):
         earlier = lm_steps_and_tokens(Path(settings["init_from"]))
         if not earlier:
@@ -52,7 +62,7 @@ def main() -> None:
         payload = dict(
             run=str(run),
             settings=settings,
-            tokens_per_step=settings["batch_size"] * settings["block_size"],
+            tokens_per_step=lm_tokens_per_step(settings),
             log_history=log,
         )
         if settings.get("init_from"):  # continued pretraining: what the starting folder had seen comes first

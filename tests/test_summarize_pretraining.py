@@ -54,6 +54,13 @@ def test_a_continued_run_counts_on_from_the_steps_and_tokens_of_the_folder_it_st
         (folder / "log_history.json").write_text(json.dumps([{"step": 400, "eval_loss": 4.85}]))
     assert save_pretraining_log.lm_steps_and_tokens(again) == dict(steps_before=2500, tokens_before=20_070_400)
     assert save_pretraining_log.lm_steps_and_tokens(tmp_path / "gone") == {}  # unknown, not zero
+    # a run by epochs (max_steps -1) counts the steps its metrics.json reports; without them they are unknown
+    by_epochs = tmp_path / "by-epochs"
+    by_epochs.mkdir()
+    (by_epochs / "run_config.json").write_text(json.dumps({**settings, "max_steps": -1, "init_from": None}))
+    assert save_pretraining_log.lm_steps_and_tokens(by_epochs) == {}
+    (by_epochs / "metrics.json").write_text(json.dumps({"train": {"steps": 10}}))
+    assert save_pretraining_log.lm_steps_and_tokens(by_epochs) == dict(steps_before=10, tokens_before=81_920)
     results = tmp_path / "results"
     out = results / "pretrain-clm-continued-log.json"
     monkeypatch.setattr("sys.argv", ["save_pretraining_log.py", str(continued), str(out)])
