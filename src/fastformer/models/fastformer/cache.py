@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import torch
 from transformers.cache_utils import Cache, LinearAttentionLayer
+from transformers.generation import GenerationMode
 
 from fastformer.ops.causal import CausalPoolState
 
@@ -142,7 +143,7 @@ class FastformerCache(Cache):
     def crop(self, tokens_to_remove: int) -> None:
         raise NotImplementedError(
             "a Fastformer decoding state cannot be cropped: it keeps running sums, not the tokens (so assisted "
-            "decoding, which rolls back rejected tokens, is not supported; transformers refuses it for stateful models)"
+            "decoding, which rolls back rejected tokens, is not supported)"
         )
 
     def nbytes(self) -> int:
@@ -153,6 +154,21 @@ class FastformerCache(Cache):
         return sum(t.numel() * t.element_size() for t in tensors)
 
 
+def refuse_assisted_generation(model, generation_mode: GenerationMode) -> None:
+    """Refuse assisted (speculative, prompt-lookup) decoding for a model that decodes with a FastformerCache.
+
+    Assisted decoding rolls the cache back past the draft tokens the model rejects; a Fastformer state keeps running
+    sums and cannot be rolled back. Transformers up to 5.24 refused it for every stateful model (`_is_stateful`);
+    5.25 dropped that check for caches whose layers record past recurrent states, which ours do not, and fails
+    later with "Assisted decoding requires a cache". The refusal is ours, so it reads the same on every version."""
+    if generation_mode == GenerationMode.ASSISTED_GENERATION:
+        raise ValueError(
+            f"assisted generation is not supported with stateful models, such as {type(model).__name__}: its "
+            "fixed-size Fastformer state keeps running sums, not the tokens, so it cannot roll back rejected draft "
+            "tokens (use greedy, sampling or beam search)"
+        )
+
+
 def columns_to_read(
     input_ids: torch.Tensor, next_sequence_length: int | None, cache: Cache | None, mask: torch.Tensor | None
 ) -> int | None:
@@ -160,21 +176,25 @@ def columns_to_read(
     when `generate()` starts from a cache that has already read a prefix.
 
     transformers' convention for continuing from a cache: pass the whole sequence, or only the new tokens with an
-    attention mask over the whole sequence. It slices the read prefix off only for key/value caches and only when
-    an attention mask of the input's length is given; it skips a recurrent cache (`cache.is_linear`) and a decoder
-    without `decoder_attention_mask`, which then read the prefix twice, wrong with no error. Here the prefix is
-    skipped for both."""
-    if next_sequence_length is not None or not isinstance(cache, Cache):
+    attention mask over the whole sequence. Up to version 5.24 it slices the read prefix off only for key/value caches
+    and only when an attention mask of the input's length is given; it skips a recurrent cache (`cache.is_linear`)
+    and a decoder without `decoder_attention_mask`, which then read the prefix twice, wrong with no error. Here the
+    prefix is skipped for both. From 5.25 it slices for every cache, but an input with no column beyond the cache
+    gives `input_ids[:, -0:]`, the whole sequence again: a Fastformer state given nothing new is refused either way."""
+    if not isinstance(cache, Cache):
         return next_sequence_length
     read = cache.get_seq_length()
-    if not read or (mask is not None and mask.shape[-1] > input_ids.shape[-1]):
-        return None  # a fresh cache, or only the new tokens were passed
-    new = input_ids.shape[-1] - read
+    if next_sequence_length is None:
+        if not read or (mask is not None and mask.shape[-1] > input_ids.shape[-1]):
+            return None  # a fresh cache, or only the new tokens were passed
+        new = input_ids.shape[-1] - read
+    else:
+        new = next_sequence_length
     if new > 0:
         return new
-    if isinstance(cache, FastformerCache):
+    if read and isinstance(cache, FastformerCache):
         raise ValueError(
             f"the cache has read {read} columns and the input has {input_ids.shape[-1]}: pass the whole sequence so "
             "far plus at least one new token (a Fastformer state cannot be rolled back)"
         )
-    return None  # a key/value cache and fewer columns than it holds: only the new tokens
+    return next_sequence_length  # a key/value cache and fewer columns than it holds: only the new tokens

@@ -15,7 +15,12 @@ from transformers.utils import ModelOutput
 from fastformer.layers.attention import AdditiveAttention, FastformerAttention, PerHeadLinear
 from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.pooling import AttentionPooling
-from fastformer.models.fastformer.cache import FastformerCache, columns_to_read, real_token_positions
+from fastformer.models.fastformer.cache import (
+    FastformerCache,
+    columns_to_read,
+    real_token_positions,
+    refuse_assisted_generation,
+)
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
 from fastformer.presets import encoder_kwargs
 
@@ -345,6 +350,10 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
     @classmethod
     def _supports_default_dynamic_cache(cls) -> bool:
         return False  # our state is made by forward on the first call (use_cache=True), not a DynamicCache
+
+    def _validate_generation_mode(self, generation_mode, *args, **kwargs):
+        refuse_assisted_generation(self, generation_mode)
+        return super()._validate_generation_mode(generation_mode, *args, **kwargs)
 
     def get_input_embeddings(self) -> nn.Embedding:
         return self.fastformer.word_embeddings

@@ -12,7 +12,7 @@ from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
 from transformers.models.bart.modeling_bart import BartDecoder, shift_tokens_right
 
 from fastformer.layers.decoder import FastformerDecoder
-from fastformer.models.fastformer.cache import FastformerCache, columns_to_read
+from fastformer.models.fastformer.cache import FastformerCache, columns_to_read, refuse_assisted_generation
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
 from fastformer.models.fastformer.modeling_fastformer import (
     FastformerModel,
@@ -133,7 +133,7 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         self.fastformer = FastformerModel(config, add_pooling_layer=False)
         if decoder_type == "fastformer":
             self.decoder = fastformer_decoder(config)
-            # a fixed-size state instead of a key/value cache: transformers refuses assisted decoding for it, clearly
+            # a fixed-size state instead of a key/value cache: assisted decoding is refused (_validate_generation_mode)
             self._is_stateful = True
             # no decoder embedding table of its own: only the output layer is tied to the word embeddings
             self._tied_weights_keys = {"lm_head.weight": "fastformer.word_embeddings.weight"}
@@ -158,6 +158,11 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         if self._fastformer_decoder:  # the state is made by forward on the first step, not a DynamicCache
             return
         return super()._prepare_cache_for_generation(generation_config, model_kwargs, *args, **kwargs)
+
+    def _validate_generation_mode(self, generation_mode, *args, **kwargs):
+        if self._fastformer_decoder:
+            refuse_assisted_generation(self, generation_mode)
+        return super()._validate_generation_mode(generation_mode, *args, **kwargs)
 
     def prepare_inputs_for_generation(self, input_ids, next_sequence_length=None, cache=None, **kwargs):
         mask = kwargs.get("decoder_attention_mask")
