@@ -193,8 +193,10 @@ def causal_fastformer_attention(
     u = mix(k_global.to(v.dtype), v)
     if mask is not None:
         u = u.masked_fill(~mask[:, None, :, None], 0)
-    # The state after the last position (padding leaves it unchanged, so this is the last real token's).
-    return u, CausalPoolState(q_lse[..., -1], q_global[:, :, -1], k_lse[..., -1], k_global[:, :, -1])
+    # The state after the last position (padding leaves it unchanged, so this is the last real token's): copies, as
+    # slices would keep every position's (B, H, N, D) tensors alive for as long as the state lives (a cache).
+    last = (q_lse[..., -1], q_global[:, :, -1], k_lse[..., -1], k_global[:, :, -1])
+    return u, CausalPoolState(*(t.clone() for t in last))
 
 
 def _pool_step(lse, pooled, score, x, real):

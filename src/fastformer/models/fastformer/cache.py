@@ -4,11 +4,13 @@ Transformers (version 5) holds a recurrent model's state in a `Cache` of recurre
 (`LinearAttentionLayer`, as for Mamba and the gated-delta-net layers); FastformerCache is one of those, so
 `generate()`, beam search, a returned cache passed back to `generate()` and code that inspects a cache
 (`cache.layers[i].recurrent_states`, `cache.is_linear`, `reorder_cache`) work as with transformers' own models.
+Assisted decoding (an assistant model, prompt lookup; transformers >= 5.25) rolls the state back with `crop`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import torch
 from transformers.cache_utils import Cache, LinearAttentionLayer
@@ -82,6 +84,19 @@ class _StatesView:
         return (layer.state for layer in self._layers)
 
 
+class _Start(NamedTuple):
+    """What a FastformerCache held when a forward began: where `crop` can roll back to."""
+
+    columns_read: int
+    seen_tokens: torch.Tensor | None
+    states: tuple[CausalPoolState | None, ...]
+
+    def map_rows(self, fn) -> _Start:
+        seen = None if self.seen_tokens is None else fn(self.seen_tokens)
+        states = tuple(None if s is None else CausalPoolState(*(fn(t) for t in s)) for s in self.states)
+        return _Start(self.columns_read, seen, states)
+
+
 class FastformerCache(Cache):
     """What `generate()` carries from step to step for FastformerForCausalLM (and the Fastformer decoder).
 
@@ -93,12 +108,23 @@ class FastformerCache(Cache):
 
     A cache returned by `generate(..., return_dict_in_generate=True)` continues generation when passed back with the
     whole sequence (`generate(out.sequences, cache=out.cache)`): the columns it has read are skipped.
+
+    Rolling back (assisted decoding drops the draft tokens the model rejects): running sums cannot subtract a token,
+    so once `activate_past_recording()` is called the cache keeps, before each forward, a reference to the state it
+    started from (a few KiB; the state is replaced, never written in place). `crop` goes back to the latest of those
+    at or before the wanted length and reports the length it really holds (`get_seq_length`); the next call reads
+    the columns after it again (`columns_to_read`), in two forwards split at the wanted length
+    (`columns_behind`), so that the next rollback can stop there: exact, at the cost of re-reading the tokens a
+    draft got accepted, once.
     """
 
     def __init__(self, num_layers: int):
         super().__init__(layers=[FastformerStateLayer() for _ in range(num_layers)])
         self.seen_tokens: torch.Tensor | None = None  # (B,) long: real tokens read per sequence
         self.columns_read = 0  # columns of input read, padding included
+        self.recording = False  # keep the start of each forward, so that `crop` can roll back
+        self._starts: list[_Start] = []  # since the last crop, oldest first
+        self._asked: int | None = None  # the length `crop` was asked for, when it had to go back further
 
     @property
     def states(self) -> _StatesView:
@@ -112,13 +138,25 @@ class FastformerCache(Cache):
         return self.columns_read
 
     def advance(self, real: torch.Tensor) -> torch.Tensor:
-        """Count the new tokens (real: (B, N) bool) and return their positions (B, N): real tokens read so far."""
+        """Count the new tokens (real: (B, N) bool) and return their positions (B, N): real tokens read so far.
+
+        Called once at the start of every forward that reads into this cache (before any depth's state changes)."""
+        if self.recording:
+            self._starts.append(_Start(self.columns_read, self.seen_tokens, tuple(self.states)))
         before = torch.zeros(real.shape[0], dtype=torch.long, device=real.device)
         if self.seen_tokens is not None:
             before = self.seen_tokens.to(real.device)
         self.seen_tokens = before + real.long().sum(-1)
         self.columns_read += real.shape[1]
+        if self._asked is not None and self.columns_read >= self._asked:
+            self._asked = None
         return real_token_positions(real, before)
+
+    def columns_behind(self) -> int:
+        """Columns between what the cache holds after a rollback and the length `crop` was asked for (0: none).
+        A forward reads these first, on their own, so that its recorded start lies where the caller believes the
+        cache is."""
+        return 0 if self._asked is None else self._asked - self.columns_read
 
     def map_rows(self, fn) -> None:
         """Apply `fn` (a tensor's rows -> other rows) to every per-sequence tensor: each depth's state, the counts."""
@@ -126,6 +164,7 @@ class FastformerCache(Cache):
             layer.map_rows(fn)
         if self.seen_tokens is not None:
             self.seen_tokens = fn(self.seen_tokens)
+        self._starts = [start.map_rows(fn) for start in self._starts]
 
     def reorder_cache(self, beam_idx: torch.LongTensor) -> None:  # beam search
         self.map_rows(lambda t: t.index_select(0, beam_idx.to(t.device)))
@@ -139,12 +178,38 @@ class FastformerCache(Cache):
     def reset(self) -> None:
         super().reset()
         self.seen_tokens, self.columns_read = None, 0
+        self.recording, self._starts, self._asked = False, [], None
+
+    def activate_past_recording(self, **kwargs) -> None:
+        """Keep what `crop` needs to roll back (transformers calls this before assisted decoding; its
+        `recurrent_states_to_keep` is not needed: a start is kept per forward, however many tokens it reads)."""
+        self.recording = True
+
+    @property
+    def is_croppable(self) -> bool:
+        return self.recording
 
     def crop(self, tokens_to_remove: int) -> None:
-        raise NotImplementedError(
-            "a Fastformer decoding state cannot be cropped: it keeps running sums, not the tokens (so assisted "
-            "decoding, which rolls back rejected tokens, is not supported)"
-        )
+        """Go back `-tokens_to_remove` columns (transformers >= 5.25; a positive value is the length to keep, as
+        before): to the latest recorded start at or before that length. `crop(0)` forgets the recorded starts."""
+        believed = self.columns_read + self.columns_behind()  # what the caller counts (it does not see a rollback)
+        target = believed + tokens_to_remove if tokens_to_remove <= 0 else tokens_to_remove
+        self._asked = None
+        if target < self.columns_read:
+            earlier = [start for start in self._starts if start.columns_read <= target]
+            if not earlier:
+                raise NotImplementedError(
+                    f"a Fastformer decoding state cannot be cropped to {target} of its {self.columns_read} columns: it "
+                    "keeps running sums, not the tokens, and rolls back only to the start of a forward made after "
+                    "`activate_past_recording()` (as assisted decoding does)"
+                )
+            start = earlier[-1]
+            self.columns_read, self.seen_tokens = start.columns_read, start.seen_tokens
+            for depth, state in enumerate(start.states):
+                self.states[depth] = state
+        if target > self.columns_read:
+            self._asked = target
+        self._starts = []
 
     def nbytes(self) -> int:
         """Bytes held by the state (what a key/value cache's size is compared with)."""
@@ -154,19 +219,26 @@ class FastformerCache(Cache):
         return sum(t.numel() * t.element_size() for t in tensors)
 
 
-def refuse_assisted_generation(model, generation_mode: GenerationMode) -> None:
-    """Refuse assisted (speculative, prompt-lookup) decoding for a model that decodes with a FastformerCache.
-
-    Assisted decoding rolls the cache back past the draft tokens the model rejects; a Fastformer state keeps running
-    sums and cannot be rolled back. Transformers up to 5.24 refused it for every stateful model (`_is_stateful`);
-    5.25 dropped that check for caches whose layers record past recurrent states, which ours do not, and fails
-    later with "Assisted decoding requires a cache". The refusal is ours, so it reads the same on every version."""
-    if generation_mode == GenerationMode.ASSISTED_GENERATION:
+def check_assisted_generation(model, generation_mode: GenerationMode, keeps_state: bool = True) -> None:
+    """Refuse assisted (speculative, prompt-lookup) decoding, in one line, for a model with no decoding state (the
+    causal softmax control: transformers needs a cache to roll back, and it keeps none). A FastformerCache takes it:
+    `crop` rolls it back past the draft tokens the model rejects."""
+    if generation_mode == GenerationMode.ASSISTED_GENERATION and not keeps_state:
         raise ValueError(
-            f"assisted generation is not supported with stateful models, such as {type(model).__name__}: its "
-            "fixed-size Fastformer state keeps running sums, not the tokens, so it cannot roll back rejected draft "
-            "tokens (use greedy, sampling or beam search)"
+            f"assisted generation needs a decoding state to roll back, and this {type(model).__name__} keeps none "
+            f"(a causal {model.config.attention_type} model reads the whole prefix at every step): use greedy, "
+            "sampling or beam search"
         )
+
+
+def needs_recording_cache(generation_config, model_kwargs: dict, generation_mode: GenerationMode) -> bool:
+    """Whether `generate()` must start from a FastformerCache that records where each forward began (so `crop` can
+    roll back): assisted decoding, where this model checks a draft, or this model drafting for another one
+    (`is_assistant`); not when the caller passed a cache (transformers activates its recording) or turned caching off.
+    Every other call keeps the cache that the first forward makes."""
+    if model_kwargs.get("cache") is not None or generation_config.use_cache is False:
+        return False
+    return generation_mode == GenerationMode.ASSISTED_GENERATION or bool(generation_config.is_assistant)
 
 
 def columns_to_read(
@@ -176,25 +248,29 @@ def columns_to_read(
     when `generate()` starts from a cache that has already read a prefix.
 
     transformers' convention for continuing from a cache: pass the whole sequence, or only the new tokens with an
-    attention mask over the whole sequence. Up to version 5.24 it slices the read prefix off only for key/value caches
-    and only when an attention mask of the input's length is given; it skips a recurrent cache (`cache.is_linear`)
-    and a decoder without `decoder_attention_mask`, which then read the prefix twice, wrong with no error. Here the
-    prefix is skipped for both. From 5.25 it slices for every cache, but an input with no column beyond the cache
-    gives `input_ids[:, -0:]`, the whole sequence again: a Fastformer state given nothing new is refused either way."""
+    attention mask over the whole sequence. Given the whole sequence, a FastformerCache's columns are counted here,
+    from what it has read: transformers up to 5.24 sliced only key/value caches (a recurrent state read the prefix
+    twice, wrong with no error); 5.25 slices every cache but, with no column beyond it, asks for `input_ids[:, -0:]`
+    (all of it again); and after an assisted-decoding `crop` the state may hold fewer columns than transformers
+    counts (it rolls back to the start of a forward). A key/value cache keeps transformers' count; without one, its
+    prefix is skipped only when no mask is given (a decoder without `decoder_attention_mask`)."""
     if not isinstance(cache, Cache):
         return next_sequence_length
     read = cache.get_seq_length()
-    if next_sequence_length is None:
-        if not read or (mask is not None and mask.shape[-1] > input_ids.shape[-1]):
-            return None  # a fresh cache, or only the new tokens were passed
+    only_new = mask is not None and mask.shape[-1] > input_ids.shape[-1]
+    if isinstance(cache, FastformerCache):
+        if not read:
+            return None  # a fresh state (or one rolled back to the start): all of it
+        if only_new:
+            return next_sequence_length  # all of them (transformers' count in the later steps)
         new = input_ids.shape[-1] - read
-    else:
-        new = next_sequence_length
-    if new > 0:
+        if new <= 0:
+            raise ValueError(
+                f"the cache has read {read} columns and the input has {input_ids.shape[-1]}: pass the whole sequence "
+                "so far plus at least one new token (a Fastformer state keeps running sums, not the tokens)"
+            )
         return new
-    if read and isinstance(cache, FastformerCache):
-        raise ValueError(
-            f"the cache has read {read} columns and the input has {input_ids.shape[-1]}: pass the whole sequence so "
-            "far plus at least one new token (a Fastformer state cannot be rolled back)"
-        )
-    return next_sequence_length  # a key/value cache and fewer columns than it holds: only the new tokens
+    if next_sequence_length is not None or not read or only_new:
+        return next_sequence_length
+    new = input_ids.shape[-1] - read
+    return new if new > 0 else None  # a key/value cache and fewer columns than it holds: only the new tokens

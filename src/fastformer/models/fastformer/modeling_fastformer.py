@@ -17,9 +17,10 @@ from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.pooling import AttentionPooling
 from fastformer.models.fastformer.cache import (
     FastformerCache,
+    check_assisted_generation,
     columns_to_read,
+    needs_recording_cache,
     real_token_positions,
-    refuse_assisted_generation,
 )
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
 from fastformer.presets import encoder_kwargs
@@ -175,6 +176,11 @@ class FastformerModel(FastformerPreTrainedModel):
             raise ValueError("pass exactly one of input_ids and inputs_embeds")
         refuse_unsupported(kwargs)
         refuse_legacy_onnx_export()
+        behind = 0 if cache is None else cache.columns_behind()
+        if 0 < behind < (input_ids if input_ids is not None else inputs_embeds).shape[1]:
+            # the cache rolled back past where the caller believes it is (assisted decoding): read up to there first
+            whole = self._read_in_two(behind, input_ids, attention_mask, inputs_embeds, output_hidden_states, cache)
+            return whole if return_dict is not False else whole.to_tuple()
         if output_hidden_states is None:
             output_hidden_states = self.config.output_hidden_states
         return_dict = return_dict if return_dict is not None else self.config.return_dict
@@ -242,6 +248,41 @@ class FastformerModel(FastformerPreTrainedModel):
             pooling_attentions=pooling_weights,
         )
         return output if return_dict else output.to_tuple()  # (the dict's fields in order, None left out)
+
+    def _read_in_two(self, split, input_ids, attention_mask, inputs_embeds, output_hidden_states, cache):
+        """Read the first `split` columns into the cache, then the rest: the outputs of one forward over all of them
+        (causal: the same numbers), with the cache's recorded start at `split`."""
+        n = (input_ids if input_ids is not None else inputs_embeds).shape[1]
+        cols = (slice(None, split), slice(split, None))
+        masks = (
+            (None, None)
+            if attention_mask is None
+            else (attention_mask[:, : attention_mask.shape[1] - (n - split)], attention_mask)
+        )
+        parts = [
+            self(
+                None if input_ids is None else input_ids[:, c],
+                m,
+                None if inputs_embeds is None else inputs_embeds[:, c],
+                output_hidden_states=output_hidden_states,
+                return_dict=True,
+                cache=cache,
+                use_cache=True,
+            )
+            for c, m in zip(cols, masks, strict=True)
+        ]
+        first, rest = parts
+        hidden = torch.cat([first.last_hidden_state, rest.last_hidden_state], 1)
+        all_hidden = None
+        if rest.hidden_states is not None:
+            all_hidden = tuple(torch.cat(pair, 1) for pair in zip(first.hidden_states, rest.hidden_states, strict=True))
+        pooled = None
+        if self.pooler is not None:
+            mask = padding_mask(self.config, input_ids, None if attention_mask is None else attention_mask[:, -n:])
+            pooled, _ = self.pooler.pool(hidden, mask)
+        return FastformerModelOutput(
+            last_hidden_state=hidden, pooler_output=pooled, hidden_states=all_hidden, cache=cache
+        )
 
 
 def attention_positions(step, batch: int, length: int, device) -> torch.Tensor | None:
@@ -330,7 +371,6 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
     """
 
     _tied_weights_keys = {"lm_head.weight": "fastformer.word_embeddings.weight"}
-    _is_stateful = True
 
     def __init__(self, config: FastformerConfig):
         config = copy.deepcopy(config)  # the caller's config stays as it was (a FastformerModel built from it later
@@ -352,8 +392,15 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
         return False  # our state is made by forward on the first call (use_cache=True), not a DynamicCache
 
     def _validate_generation_mode(self, generation_mode, *args, **kwargs):
-        refuse_assisted_generation(self, generation_mode)
+        check_assisted_generation(self, generation_mode, self.config.keeps_decoding_state)
         return super()._validate_generation_mode(generation_mode, *args, **kwargs)
+
+    def _prepare_cache_for_generation(self, generation_config, model_kwargs, generation_mode, *args, **kwargs):
+        if self.config.keeps_decoding_state and needs_recording_cache(generation_config, model_kwargs, generation_mode):
+            model_kwargs["cache"] = FastformerCache(self.config.num_hidden_layers)
+            model_kwargs["cache"].activate_past_recording()
+            return
+        return super()._prepare_cache_for_generation(generation_config, model_kwargs, generation_mode, *args, **kwargs)
 
     def get_input_embeddings(self) -> nn.Embedding:
         return self.fastformer.word_embeddings

@@ -12,7 +12,11 @@ from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
 from transformers.models.bart.modeling_bart import BartDecoder, shift_tokens_right
 
 from fastformer.layers.decoder import FastformerDecoder
-from fastformer.models.fastformer.cache import FastformerCache, columns_to_read, refuse_assisted_generation
+from fastformer.models.fastformer.cache import (
+    FastformerCache,
+    columns_to_read,
+    needs_recording_cache,
+)
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
 from fastformer.models.fastformer.modeling_fastformer import (
     FastformerModel,
@@ -133,8 +137,6 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
         self.fastformer = FastformerModel(config, add_pooling_layer=False)
         if decoder_type == "fastformer":
             self.decoder = fastformer_decoder(config)
-            # a fixed-size state instead of a key/value cache: assisted decoding is refused (_validate_generation_mode)
-            self._is_stateful = True
             # no decoder embedding table of its own: only the output layer is tied to the word embeddings
             self._tied_weights_keys = {"lm_head.weight": "fastformer.word_embeddings.weight"}
             self._keys_to_ignore_on_save = ["lm_head.weight"]
@@ -154,15 +156,13 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
     def _fastformer_decoder(self) -> bool:
         return isinstance(self.decoder, FastformerDecoder)
 
-    def _prepare_cache_for_generation(self, generation_config, model_kwargs, *args, **kwargs):
-        if self._fastformer_decoder:  # the state is made by forward on the first step, not a DynamicCache
-            return
-        return super()._prepare_cache_for_generation(generation_config, model_kwargs, *args, **kwargs)
-
-    def _validate_generation_mode(self, generation_mode, *args, **kwargs):
-        if self._fastformer_decoder:
-            refuse_assisted_generation(self, generation_mode)
-        return super()._validate_generation_mode(generation_mode, *args, **kwargs)
+    def _prepare_cache_for_generation(self, generation_config, model_kwargs, mode, *args, **kwargs):
+        if not self._fastformer_decoder:
+            return super()._prepare_cache_for_generation(generation_config, model_kwargs, mode, *args, **kwargs)
+        # the state is made by forward on the first step, not a DynamicCache; assisted decoding needs it up front
+        if needs_recording_cache(generation_config, model_kwargs, mode):
+            model_kwargs["cache"] = FastformerSeq2SeqCache(self.decoder.num_layers)
+            model_kwargs["cache"].activate_past_recording()
 
     def prepare_inputs_for_generation(self, input_ids, next_sequence_length=None, cache=None, **kwargs):
         mask = kwargs.get("decoder_attention_mask")
@@ -290,6 +290,17 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
             cache = FastformerSeq2SeqCache(self.decoder.num_layers)
         if cache.memory_kv is None:
             cache.memory_kv = self.decoder.project_memory(memory)
+        behind = cache.columns_behind()
+        if 0 < behind < embeds.shape[1]:  # rolled back past where generate() believes it is: read up to there first
+            parts = [hidden_states, None if hidden_states is None else []]
+            first, _ = self._decode_fastformer(embeds[:, :behind], memory, source_mask, cache, True, parts[0])
+            rest, _ = self._decode_fastformer(embeds[:, behind:], memory, source_mask, cache, True, parts[1])
+            if hidden_states is not None:  # each layer's output over both parts
+                half = len(parts[1])
+                hidden_states[-half:] = [
+                    torch.cat(pair, 1) for pair in zip(hidden_states[-half:], parts[1], strict=True)
+                ]
+            return torch.cat([first, rest], 1), cache
         real = torch.ones(embeds.shape[:2], dtype=torch.bool, device=embeds.device)  # targets are not padded
         positions = cache.advance(real)
         hidden = self.decoder(
