@@ -219,7 +219,7 @@ class FastformerCache(Cache):
         return sum(t.numel() * t.element_size() for t in tensors)
 
 
-def check_assisted_generation(model, generation_mode: GenerationMode, keeps_state: bool = True) -> None:
+def check_assisted_generation(model, generation_mode: GenerationMode, keeps_state: bool) -> None:
     """Refuse assisted (speculative, prompt-lookup) decoding, in one line, for a model with no decoding state (the
     causal softmax control: transformers needs a cache to roll back, and it keeps none). A FastformerCache takes it:
     `crop` rolls it back past the draft tokens the model rejects."""

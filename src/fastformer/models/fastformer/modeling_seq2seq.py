@@ -12,11 +12,7 @@ from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
 from transformers.models.bart.modeling_bart import BartDecoder, shift_tokens_right
 
 from fastformer.layers.decoder import FastformerDecoder
-from fastformer.models.fastformer.cache import (
-    FastformerCache,
-    columns_to_read,
-    needs_recording_cache,
-)
+from fastformer.models.fastformer.cache import FastformerCache, columns_to_read, needs_recording_cache
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
 from fastformer.models.fastformer.modeling_fastformer import (
     FastformerModel,
