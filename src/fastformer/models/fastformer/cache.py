@@ -29,6 +29,11 @@ def real_token_positions(real: torch.Tensor, before: torch.Tensor | None = None)
     return positions.clamp_min(0)
 
 
+def map_state_rows(state: CausalPoolState | None, fn) -> CausalPoolState | None:
+    """Apply `fn` (a tensor's rows -> other rows: reorder, repeat, select) to every tensor of a state."""
+    return None if state is None else CausalPoolState(*(fn(t) for t in state))
+
+
 class FastformerStateLayer(LinearAttentionLayer):
     """One depth's `CausalPoolState` as a transformers recurrent-state layer: its four tensors are recurrent states
     0-3 (query log-sum-exp (B, H), global query (B, H, D), key log-sum-exp, global key). No convolution state."""
@@ -55,7 +60,7 @@ class FastformerStateLayer(LinearAttentionLayer):
     def map_rows(self, fn) -> None:
         """Apply `fn` (a tensor's rows -> other rows: reorder, repeat, select) to every tensor of the state."""
         if self.state is not None:
-            self.state = CausalPoolState(*(fn(t) for t in self.state))
+            self.state = map_state_rows(self.state, fn)
 
     def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
         self.map_rows(lambda t: t.index_select(0, beam_idx.to(t.device)))
@@ -93,8 +98,7 @@ class _Start(NamedTuple):
 
     def map_rows(self, fn) -> _Start:
         seen = None if self.seen_tokens is None else fn(self.seen_tokens)
-        states = tuple(None if s is None else CausalPoolState(*(fn(t) for t in s)) for s in self.states)
-        return _Start(self.columns_read, seen, states)
+        return _Start(self.columns_read, seen, tuple(map_state_rows(state, fn) for state in self.states))
 
 
 class FastformerCache(Cache):
