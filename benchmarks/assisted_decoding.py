@@ -77,9 +77,10 @@ def main() -> None:
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     model = AutoModelForCausalLM.from_pretrained(args.model).eval()
     # The draft: the same checkpoint cut to its first layer (the load report of the dropped layer's keys is expected).
+    verbosity = transformers.logging.get_verbosity()
     transformers.logging.set_verbosity_error()
     draft = AutoModelForCausalLM.from_pretrained(args.model, num_hidden_layers=1).eval()
-    transformers.logging.set_verbosity_warning()
+    transformers.logging.set_verbosity(verbosity)
     forwards = ForwardCount(model)
     prompts = [
         tokenizer(text, truncation=True, max_length=args.prompt_tokens, return_tensors="pt").input_ids
