@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import sys
 
-from fastformer.cli import bench, convert, convert_mindrec, demo, evaluate, explain, export, generate, predict, train
+from fastformer.cli import (
+    bench,
+    convert,
+    convert_bert,
+    convert_mindrec,
+    demo,
+    evaluate,
+    explain,
+    export,
+    generate,
+    predict,
+    train,
+)
 from fastformer.cli.settings import OneLineParser
 
 SUBCOMMANDS = {
@@ -18,6 +30,7 @@ SUBCOMMANDS = {
     "demo": demo,
     "convert-official": convert,
     "convert-mindrec": convert_mindrec,
+    "convert-bert": convert_bert,
 }
 
 
