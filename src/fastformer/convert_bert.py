@@ -13,7 +13,9 @@ Two forms:
 - `fastformer`: every layer's token mixer becomes Fastformer attention on BERT's own projections: query, key and
   value (no query-value sharing), BERT's attention output dense as the transform over u. What is new starts so that
   the first forward is meaningful: both additive-attention scoring vectors are zero, so the global query and key
-  start as plain means over the real tokens. The block's output is transform(u) + q, as in the paper.
+  start as plain means over the real tokens. The block's output is transform(u) without the paper's "+ q"
+  (`query_residual=False`): BERT's layers never saw that term, and with it every converted layer's output is further
+  from the teacher's than a layer with no attention at all (docs/RESULTS.md, "Converting a pretrained BERT").
 
 Both forms: the token-type embedding's row 0 is folded into the word embeddings (our models take no token types:
 every input is one segment), the pooler is additive attention with a zero scoring layer, i.e. exactly the mean over
@@ -265,6 +267,7 @@ def fastformer_config(bert: dict, form: str, max_positions: int | None):
         scoring="per_head",
         transform="full",
         attention_output_dense=False,
+        query_residual=False,  # BERT's block returns its output projection alone (see FastformerAttention)
         attention_type=form,
         pad_token_id=bert.get("pad_token_id", 0),
         architectures=["FastformerModel"],

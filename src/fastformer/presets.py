@@ -77,6 +77,7 @@ def attention_kwargs(config: Any) -> dict[str, Any]:
         transform=get("transform"),
         output_dense=get("attention_output_dense"),
         implementation=get("fastformer_implementation") or "auto",
+        query_residual=get("query_residual") is not False,  # absent from the presets: the paper's block adds q
     )
 
 

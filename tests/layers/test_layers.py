@@ -212,6 +212,40 @@ def test_the_attention_path_is_one_explicit_validated_setting():
         FastformerAttention(32, 4, implementation="flash")
 
 
+def test_without_the_query_residual_every_path_returns_the_transform_alone():
+    """query_residual=False (models converted from BERT): the block is transform(u), the same on every path that takes
+    it (fused, eager, causal eager), forward and backward in float64; the fused block, which adds q inside its
+    kernel, refuses it in one line; "auto" then picks the fused pooling op."""
+    from fastformer.layers.attention import FastformerAttention
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 7, 24, dtype=torch.float64, requires_grad=True)
+    mask = right_padding_mask([7, 5], 7)
+    outputs, grads = [], []
+    for path in ("fused", "eager"):
+        torch.manual_seed(1)
+        attn = FastformerAttention(24, 3, query_value_sharing=False, query_residual=False, implementation=path).double()
+        with_q = FastformerAttention(24, 3, query_value_sharing=False, implementation=path).double()
+        with_q.load_state_dict(attn.state_dict())
+        out = attn(x, mask)
+        torch.testing.assert_close(out[mask], (with_q(x, mask) - attn.query(x))[mask])
+        outputs.append(out[mask])
+        grads.append(torch.autograd.grad(out[mask].square().sum(), x)[0])
+    torch.testing.assert_close(outputs[0], outputs[1])
+    torch.testing.assert_close(grads[0], grads[1])
+    causal = FastformerAttention(24, 3, query_value_sharing=False, query_residual=False, causal=True).double()
+    causal_q = FastformerAttention(24, 3, query_value_sharing=False, causal=True).double()
+    causal_q.load_state_dict(causal.state_dict())
+    torch.testing.assert_close(causal(x, mask)[0][mask], (causal_q(x, mask)[0] - causal.query(x))[mask])
+    assert FastformerAttention(24, 3, query_residual=False).implementation == "fused"
+    with pytest.raises(ValueError, match="implementation 'fused_block' needs query_residual=True"):
+        FastformerAttention(24, 3, query_residual=False, implementation="fused_block")
+    small = FastformerAttention(8, 2, query_residual=False, query_value_sharing=False).double()
+    assert torch.autograd.gradcheck(
+        lambda t: small(t, mask[:, :5]), (torch.randn(2, 5, 8, dtype=torch.float64, requires_grad=True),)
+    )
+
+
 @pytest.mark.parametrize("interaction", ["product", "add", "concat"])
 def test_pooling_weights_recompose_the_layers_output(interaction):
     """alpha and beta (AdditiveAttention) are the weights the layer pools with: summing with them by hand gives the

@@ -16,6 +16,7 @@ from tests.helpers import SHARED
 DATA = SHARED / "data"
 SST = DATA / "sst5"
 IMDB = DATA / "imdb"
+AMAZON = DATA / "amazon" / "amazon_review_full_condensed_test999.csv"
 CNNDM = DATA / "cnndm"
 SMALL = ["--model", "hidden_size=16", "--model", "num_attention_heads=2", "--model", "intermediate_size=16"]
 QUIET = ["--epochs", "1", "--batch-size", "8", "--no-progress"]
@@ -29,6 +30,8 @@ TRAIN = {
            "--vocab-size", "300", "--block-size", "32"],
     "pretrain": ["--train", str(IMDB / "imdb_unsup.jsonl.gz"), "--max-train-texts", "6", "--max-eval-texts", "2",
                  "--vocab-size", "300", "--block-size", "32"],
+    "distill": ["--teacher", "{teacher}", "--init-from", "{student}", "--train", str(AMAZON), "--text-field", "input",
+                "--max-train-texts", "8", "--max-eval-texts", "2", "--block-size", "16", "--max-steps", "2"],
     "news": ["--train", "{mind}", "--max-train-impressions", "24", "--max-eval-impressions", "8",
              "--vocab-size", "300", "--word-vectors", "none"],
     "summarize": ["--train", str(CNNDM / "validation_first1000.csv.gz"), "--split", "16", "4", "4",
@@ -44,6 +47,7 @@ VERBS_OF = {
         "explain": (["a gorgeous , witty film", "--output-dir", "{out}", "--json", "--top-k", "0"], "arg-1.json"),
         "export": (["{out}/exported"], "exported/model.pt2"),
     },
+    "distill": {},
     "lm": {
         "evaluate": (["--data", str(IMDB / "imdb_ratings.jsonl.gz"), "--max-examples", "4", "--output",
                       "{out}/m.json"], "m.json"),
@@ -87,16 +91,33 @@ def mind(tmp_path_factory):
     return folder, user
 
 
+@pytest.fixture(scope="module")
+def distillation_pair(tmp_path_factory):
+    """(teacher, student) for `train distill`: all-MiniLM-L6-v2 converted both ways (its sizes are the student's)."""
+    from tests.helpers import teacher_zip
+
+    root = tmp_path_factory.mktemp("pair")
+    assert main(["convert-bert", str(teacher_zip()), str(root / "teacher"), "--attention", "softmax"]) == 0
+    assert main(["convert-bert", str(teacher_zip()), str(root / "student"), "--max-positions", "16"]) == 0
+    return root / "teacher", root / "student"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("task", list(TASKS))
-def test_a_tiny_run_of_every_task_then_every_verb_on_its_folder(task, mind, tmp_path, capsys):
+def test_a_tiny_run_of_every_task_then_every_verb_on_its_folder(task, mind, request, tmp_path, capsys):
     folder, user = mind
+    teacher, student = request.getfixturevalue("distillation_pair") if task == "distill" else ("", "")
 
     def filled(arguments: list[str], out) -> list[str]:
-        return [a.replace("{mind}", str(folder)).replace("{out}", str(out)).replace("{user}", user) for a in arguments]
+        return [
+            a.replace("{mind}", str(folder)).replace("{out}", str(out)).replace("{user}", user)
+            .replace("{teacher}", str(teacher)).replace("{student}", str(student))
+            for a in arguments
+        ]  # fmt: skip
 
     run = tmp_path / "run"
-    assert main(["train", task, *filled(TRAIN[task], tmp_path), *SMALL, *QUIET, "--output-dir", str(run)]) == 0
+    small = [] if task == "distill" else SMALL  # a student has its teacher's sizes
+    assert main(["train", task, *filled(TRAIN[task], tmp_path), *small, *QUIET, "--output-dir", str(run)]) == 0
     assert json.loads((run / "run_complete.json").read_text())["task"] == task
     for verb in VERBS:
         out = tmp_path / verb

@@ -36,6 +36,7 @@ ENCODER_FIELDS = (
     "scoring",
     "transform",
     "attention_output_dense",
+    "query_residual",
     "causal",
     "pad_token_id",
 )

@@ -18,6 +18,9 @@ def training_arguments(cfg: Any, **task_fields):
 
     # bf16 autocast where the GPU has it; on CPU where the task asks for it (`bf16` setting: pretraining)
     use_bf16 = (torch.cuda.is_available() and torch.cuda.is_bf16_supported()) or bool(getattr(cfg, "bf16", False))
+    parallel = data_parallel_arguments(cfg.batch_size)
+    if use_bf16 and not torch.cuda.is_available():
+        parallel["use_cpu"] = True  # else transformers refuses bf16 without a GPU ("doesn't support bf16/gpu")
     return TrainingArguments(
         output_dir=str(Path(cfg.output_dir) / CHECKPOINTS),
         num_train_epochs=cfg.epochs,
@@ -38,7 +41,7 @@ def training_arguments(cfg: Any, **task_fields):
         report_to="none",
         disable_tqdm=not cfg.progress,
         bf16=use_bf16,
-        **data_parallel_arguments(cfg.batch_size),
+        **parallel,
         **task_fields,
     )
 

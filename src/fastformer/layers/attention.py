@@ -36,7 +36,13 @@ IMPLEMENTATIONS = ("auto", "fused_block", "fused", "eager")
 
 
 def attention_implementation(
-    requested: str, *, interaction: str, query_value_sharing: bool, transform: str, causal: bool
+    requested: str,
+    *,
+    interaction: str,
+    query_value_sharing: bool,
+    transform: str,
+    causal: bool,
+    query_residual: bool = True,
 ) -> str:
     """The path a FastformerAttention of this configuration uses ("auto" resolved); an error for one that does not
     fit the configuration, naming why."""
@@ -51,6 +57,7 @@ def attention_implementation(
                 ("query_value_sharing=True", query_value_sharing),
                 ("transform='full'", transform == "full"),
                 ("causal=False", not causal),
+                ("query_residual=True", query_residual),
             )
             if not met
         ],
@@ -123,6 +130,10 @@ class FastformerAttention(nn.Module):
             Linear(hidden -> heads) with bias on the full vector, divided by sqrt(head size)).
         transform: "full" (one Linear over all heads, as the notebook) or "per_head".
         output_dense: add the notebook's extra Linear(hidden, hidden) after the query residual.
+        query_residual: add q to transform(u) (the paper, eq. 5-6, and the notebook). False: the block returns
+            transform(u) alone, as a softmax attention block returns its output projection; what `convert-bert` uses,
+            since BERT's layers were trained without that term (measured on all-MiniLM-L6-v2, each layer from the
+            teacher's input: normalised output error 0.17-0.90 without it, 1.2-2.4 with it; docs/RESULTS.md).
         implementation: which path computes it (same values; `IMPLEMENTATIONS`): "auto" (default) takes the
             fastest the configuration allows: with the product interaction, query-value sharing and the full
             transform (both presets) the whole block as one autograd Function, "fused_block"
@@ -147,6 +158,7 @@ class FastformerAttention(nn.Module):
         bias: bool = True,
         implementation: str = "auto",
         causal: bool = False,
+        query_residual: bool = True,
     ):
         super().__init__()
         if hidden_size % num_heads:
@@ -167,12 +179,14 @@ class FastformerAttention(nn.Module):
         self.query_value_sharing, self.head_sharing = query_value_sharing, head_sharing
         self.interaction, self.scoring, self.transform_type = interaction, scoring, transform
         self.causal = causal
+        self.query_residual = query_residual
         self.implementation = attention_implementation(
             implementation,
             interaction=interaction,
             query_value_sharing=query_value_sharing,
             transform=transform,
             causal=causal,
+            query_residual=query_residual,
         )
 
         self.query = nn.Linear(hidden_size, hidden_size, bias=bias)
@@ -348,7 +362,7 @@ class FastformerAttention(nn.Module):
             r = self.transform(u)  # (B, N, C)
         else:
             r = self.transform(u.view(B, N, self.num_heads, self.head_size)).reshape(B, N, C)
-        output = r + mixed_query  # the paper adds the query, not the input
+        output = r + mixed_query if self.query_residual else r  # the paper adds the query, not the input
         if self.output_dense is not None:
             output = self.output_dense(output)
         return (output, new_state) if self.causal else output

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from fastformer.engine.verbs import TextExplanationSettings, TextPredictionSettings
 from fastformer.tasks.classification.config import ClassificationConfig, ClassificationEvaluation
+from fastformer.tasks.distill.config import DistillationConfig
 from fastformer.tasks.lm.config import LanguageModelEvaluation, LanguageModelingConfig, LanguageModelPrediction
 from fastformer.tasks.news.config import NewsConfig, NewsEvaluation, NewsExplanation, NewsPrediction
 from fastformer.tasks.pretrain.config import PretrainingConfig
@@ -69,6 +70,15 @@ TASKS = {
         ("FastformerForMaskedLM", "FastformerForReplacedTokenDetection"),
         {},
         "fine-tune it: `fastformer train ... --init-from FOLDER` (or load it with from_pretrained)",
+    ),
+    "distill": TaskEntry(
+        "distill",
+        "fastformer.tasks.distill.task",
+        DistillationConfig,
+        "distillation of a teacher Transformer (BERT) into a Fastformer student of its size (`convert-bert`)",
+        ("FastformerModel",),
+        {},
+        "fine-tune it: `fastformer train ... --init-from FOLDER` (or load it with AutoModel.from_pretrained)",
     ),
     "news": TaskEntry(
         "news",

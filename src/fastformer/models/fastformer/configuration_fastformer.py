@@ -22,7 +22,8 @@ class FastformerConfig(PreTrainedConfig):
     Variant switches (see `fastformer.layers.FastformerAttention`):
         query_value_sharing (bool), head_sharing (bool), layer_sharing (bool),
         interaction ("product" | "add" | "concat"), scoring ("per_head" | "full"), transform ("full" | "per_head"),
-        attention_output_dense (bool: the notebook's extra dense after the attention),
+        attention_output_dense (bool: the notebook's extra dense after the attention), query_residual (bool: the
+        block's output is transform(u) + q, as the paper; False: transform(u) alone, as models converted from BERT),
         norm_position ("post" | "pre"), position_embedding_type ("absolute" | "none"),
         embedding_layer_norm (bool), causal (bool: each token attends to itself and earlier tokens only; set by
         FastformerForCausalLM), attention_type ("fastformer" | "softmax": the paper's Transformer baseline, the
@@ -71,6 +72,7 @@ class FastformerConfig(PreTrainedConfig):
         scoring: str = "per_head",
         transform: str = "full",
         attention_output_dense: bool = False,
+        query_residual: bool = True,
         classifier_dropout: float = 0.0,
         causal: bool = False,
         attention_type: str = "fastformer",
@@ -110,6 +112,7 @@ class FastformerConfig(PreTrainedConfig):
         self.scoring = scoring
         self.transform = transform
         self.attention_output_dense = attention_output_dense
+        self.query_residual = query_residual
         self.classifier_dropout = classifier_dropout
         self.causal = causal
         self.attention_type = attention_type

@@ -129,9 +129,9 @@ class EncodedDataset(torch.utils.data.Dataset):
 
     def __init__(self, examples: list[Example], tokenizer, labels: LabelMap, max_length: int):
         self.examples = examples
-        self.input_ids = tokenizer(
-            [e.text for e in examples], truncation=True, max_length=max_length, add_special_tokens=False
-        )["input_ids"]
+        # the tokenizer's own special tokens: none for the tokenizers runs train (they have no post-processor), [CLS]
+        # ... [SEP] for a BERT tokenizer (a folder converted by `convert-bert`), as that model was trained to read
+        self.input_ids = tokenizer([e.text for e in examples], truncation=True, max_length=max_length)["input_ids"]
         self.labels = [labels.encode(e) for e in examples]  # an unknown label raises with its file and line
 
     def __len__(self) -> int:
@@ -278,11 +278,13 @@ class ClassificationTask(Task):
 
     def evaluate(self, cfg: ClassificationConfig, model, tokenizer, data, prepared: Prepared, out: Path):
         metrics = {}
+        bf16 = bool(cfg.bf16) and not torch.cuda.is_available()
         for name in ("validation", "test"):
             if name in data["splits"]:
-                split_metrics, rows = evaluate_split(
-                    model, tokenizer, data["splits"][name], data["labels"], cfg.max_length
-                )
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                    split_metrics, rows = evaluate_split(
+                        model, tokenizer, data["splits"][name], data["labels"], cfg.max_length
+                    )
                 metrics[name] = split_metrics
                 write_jsonl(out / f"predictions_{name}.jsonl", rows)
         return metrics

@@ -58,8 +58,9 @@ def decontaminate(texts: list[str], excluded: set[str]) -> tuple[list[str], int,
     return kept, dropped, repeats
 
 
-def load_texts(cfg: PretrainingConfig, report: dict[str, Any]) -> dict[str, list[str]]:
-    """train / validation texts, decontaminated against cfg.exclude; what was dropped goes into `report`."""
+def load_texts(cfg: PretrainingConfig, report: dict[str, Any], task: str = "pretraining") -> dict[str, list[str]]:
+    """train / validation texts, decontaminated against cfg.exclude; what was dropped goes into `report` (`task`:
+    who says so on standard error)."""
     excluded: set[str] = set()
     for path in cfg.exclude:
         excluded.update(normalise_text(t) for t in read_corpus([path], cfg, cfg.exclude_where))
@@ -87,7 +88,7 @@ def load_texts(cfg: PretrainingConfig, report: dict[str, Any]) -> dict[str, list
     report["split"] = dict(train=len(train), validation=len(validation))
     if cfg.exclude:
         print(
-            f"pretraining: {read} texts read, {dropped} dropped as in --exclude files, {repeats} repeats dropped",
+            f"{task}: {read} texts read, {dropped} dropped as in --exclude files, {repeats} repeats dropped",
             file=sys.stderr,
         )
     return dict(train=train, validation=validation)

@@ -1,0 +1,1 @@
+"""Distillation of a teacher Transformer into a Fastformer student (`fastformer train distill`)."""
