@@ -242,7 +242,7 @@ def extend_positions(table: torch.Tensor, rows: int) -> torch.Tensor:
     return torch.cat([table, table[extra]], 0)
 
 
-def fastformer_config(bert: dict, form: str, max_positions: int | None):
+def fastformer_config(bert: dict, form: str, max_positions: int | None, local_mixing: int = 0):
     """The FastformerConfig of the converted model."""
     from fastformer.models.fastformer import FastformerConfig
 
@@ -268,6 +268,7 @@ def fastformer_config(bert: dict, form: str, max_positions: int | None):
         transform="full",
         attention_output_dense=False,
         query_residual=False,  # BERT's block returns its output projection alone (see FastformerAttention)
+        local_mixing=local_mixing,
         attention_type=form,
         pad_token_id=bert.get("pad_token_id", 0),
         architectures=["FastformerModel"],
@@ -314,16 +315,20 @@ def fastformer_state(bert: BertSource, form: str, positions: int) -> dict[str, t
     return state
 
 
-def convert_bert(bert: BertSource, form: str = "fastformer", max_positions: int | None = None):
-    """A FastformerModel (eval mode) holding `bert`'s encoder in `form` ("fastformer" or "softmax")."""
+def convert_bert(bert: BertSource, form: str = "fastformer", max_positions: int | None = None, local_mixing: int = 0):
+    """A FastformerModel (eval mode) holding `bert`'s encoder in `form` ("fastformer" or "softmax"); `local_mixing`
+    (fastformer form): the kernel of identity-initialised convolutions on q, k and v (the same outputs at first)."""
     from fastformer.models.fastformer import FastformerModel
 
     if form not in FORMS:
         raise ConversionError(f"--attention {form}: one of {', '.join(FORMS)}")
-    config = fastformer_config(bert.config, form, max_positions)
+    if local_mixing and form != "fastformer":
+        raise ConversionError(f"--local-mixing {local_mixing}: a switch of the fastformer form")
+    config = fastformer_config(bert.config, form, max_positions, local_mixing)
     model = FastformerModel(config)
     state = fastformer_state(bert, form, config.max_position_embeddings)
     missing, unexpected = model.load_state_dict(state, strict=False)
+    missing = [name for name in missing if not name.endswith("_conv.weight")]  # local mixing: identity, as built
     if missing or unexpected:  # a mapping that does not fit our model is a bug here, not the user's input
         raise RuntimeError(f"convert-bert mapping out of date: missing {missing}, unexpected {unexpected}")
     return model.eval()
@@ -334,6 +339,8 @@ def conversion_report(bert: BertSource, source: str | Path, form: str, model) ->
     new = {"pooler": "att_fc2 zero (every score equal: the mean over real tokens), att_fc1 the identity"}
     if form == "fastformer":
         new["encoder.layers.*.attention.query_att, key_att"] = "zero (the global query and key start as plain means)"
+    if model.config.local_mixing:
+        new["encoder.layers.*.attention.{query,key,value}_conv"] = "identity (centre tap 1): the outputs are unchanged"
     return dict(
         source=str(source),
         source_weights_sha256=sha256(bert.weights_file),
@@ -383,6 +390,7 @@ def convert_bert_folder(
     form: str = "fastformer",
     max_positions: int | None = None,
     overwrite: bool = False,
+    local_mixing: int = 0,
 ):
     """Convert SRC into OUT (see the module docstring); returns (model, report). Refusals come before any write;
     OUT appears whole (staged beside it, renamed at the end)."""
@@ -393,6 +401,8 @@ def convert_bert_folder(
         raise ConversionError(f"--attention {form}: one of {', '.join(FORMS)}")
     if max_positions is not None and max_positions < 1:
         raise ConversionError(f"--max-positions {max_positions}: must be positive")
+    if local_mixing and (form != "fastformer" or local_mixing < 3 or local_mixing % 2 == 0):
+        raise ConversionError(f"--local-mixing {local_mixing}: an odd kernel >= 3, with --attention fastformer")
     check_output_folder(output, overwrite)
     with tempfile.TemporaryDirectory(prefix="convert-bert-") as scratch:
         bert = read_bert(source, Path(scratch))
@@ -408,7 +418,7 @@ def convert_bert_folder(
                 f"{bert.folder}: its tokenizer has {len(tokenizer)} tokens, config.json vocab_size "
                 f"{bert.config['vocab_size']}"
             )
-        model = convert_bert(bert, form, max_positions)
+        model = convert_bert(bert, form, max_positions, local_mixing)
         report = conversion_report(bert, source, form, model)
         staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.staging-", dir=output.parent))
         try:

@@ -78,6 +78,7 @@ def attention_kwargs(config: Any) -> dict[str, Any]:
         output_dense=get("attention_output_dense"),
         implementation=get("fastformer_implementation") or "auto",
         query_residual=get("query_residual") is not False,  # absent from the presets: the paper's block adds q
+        local_mixing=get("local_mixing") or 0,  # absent from the presets: no local mixing in the paper
     )
 
 

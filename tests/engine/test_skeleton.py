@@ -83,7 +83,7 @@ USER_ERRORS = [
     (["train", "--model", "hidden_size=66"], "--model hidden_size=66 is not a multiple of num_attention_heads=4"),
     (["train", "--model", "hidden_dropout_prob=1.5"], "a dropout probability is in [0, 1)"),
     (["train", "--block-size", "64"], "unrecognized arguments: --block-size 64"),
-    (["train", "bogus"], "unknown task 'bogus'; choose from classification, lm, pretrain, news, summarize"),
+    (["train", "bogus"], "unknown task 'bogus'; choose from classification, lm, pretrain, distill, news, summarize"),
     (["train", "--config", "{tmp}/missing.yaml"], "--config: {tmp}/missing.yaml: no such file"),
     (["train", "--config", "{tmp}/bad.yaml"], "--config: {tmp}/bad.yaml: not valid YAML"),
     (["train", "--config", "{tmp}/unknown.json"], "--epoch: no such setting for this task"),

@@ -29,6 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="positions of the converted model (default: the source's); rows past the source's tile its later half",
     )
+    parser.add_argument(
+        "--local-mixing",
+        type=int,
+        default=0,
+        metavar="K",
+        help="fastformer form: add identity-initialised K-token convolutions on q, k, v (local mixing; default 0: off)",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
 
 
@@ -37,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         model, report = convert_bert_folder(
-            args.source, args.output_dir, args.attention, args.max_positions, args.overwrite
+            args.source, args.output_dir, args.attention, args.max_positions, args.overwrite, args.local_mixing
         )
     except ConversionError as error:
         raise SystemExit(f"fastformer convert-bert: {error}") from None
@@ -46,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         f"wrote {args.output_dir}: {report['attention']} attention, hidden {c.hidden_size}, {c.num_attention_heads} "
         f"heads, {c.num_hidden_layers} layers, vocab {c.vocab_size}, {c.max_position_embeddings} positions "
         f"(source {report['teacher_positions']}), pooler = {report['pooling']} pooling"
+        + (f", local mixing over {c.local_mixing} tokens" if c.local_mixing else "")
         + (f"; dropped {len(report['dropped_tensors'])} head tensors" if report["dropped_tensors"] else "")
     )
     return 0

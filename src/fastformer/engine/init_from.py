@@ -42,6 +42,9 @@ ENCODER_FIELDS = (
 )
 
 
+LOCAL_MIXING = re.compile(r"\.attention\.(query|key|value)_conv\.weight$")
+
+
 class InitFromError(ValueError):
     """A pretrained folder that cannot start this run; the message names the setting and both values."""
 
@@ -122,7 +125,13 @@ def load_encoder(model_class, folder: str | Path, config):
     copied nor the head's own are refused: a renamed or missing encoder tensor would otherwise start random."""
     model, info = model_class.from_pretrained(str(folder), config=config, output_loading_info=True)
     fresh = set(info.get("missing_keys", ()))
-    encoder_missing = sorted(k for k in fresh if k.startswith("fastformer.") and not k.startswith("fastformer.pooler."))
+    # the local-mixing convolutions a run switches on (--model local_mixing=K) start as the identity: the encoder's
+    # outputs are the folder's until they learn
+    encoder_missing = sorted(
+        k
+        for k in fresh
+        if k.startswith("fastformer.") and not k.startswith("fastformer.pooler.") and not LOCAL_MIXING.search(k)
+    )
     if encoder_missing:
         raise InitFromError(
             f"--init-from {folder}: the folder lacks encoder tensors {', '.join(encoder_missing[:5])}"

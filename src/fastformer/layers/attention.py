@@ -8,6 +8,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
+from fastformer.layers.short_convolution import ShortConvolution
 from fastformer.ops.causal import (
     CausalPoolState,
     causal_additive_pool,
@@ -43,6 +44,7 @@ def attention_implementation(
     transform: str,
     causal: bool,
     query_residual: bool = True,
+    local_mixing: int = 0,
 ) -> str:
     """The path a FastformerAttention of this configuration uses ("auto" resolved); an error for one that does not
     fit the configuration, naming why."""
@@ -58,6 +60,7 @@ def attention_implementation(
                 ("transform='full'", transform == "full"),
                 ("causal=False", not causal),
                 ("query_residual=True", query_residual),
+                ("local_mixing=0", not local_mixing),
             )
             if not met
         ],
@@ -134,6 +137,10 @@ class FastformerAttention(nn.Module):
             transform(u) alone, as a softmax attention block returns its output projection; what `convert-bert` uses,
             since BERT's layers were trained without that term (measured on all-MiniLM-L6-v2, each layer from the
             teacher's input: normalised output error 0.17-0.90 without it, 1.2-2.4 with it; docs/RESULTS.md).
+        local_mixing: 0 (the paper) or an odd kernel size: q, k and v each pass a depthwise convolution over that many
+            neighbouring tokens after their projections (`ShortConvolution`: identity at initialisation, padding never
+            mixed in). Not in the paper; bidirectional layers only; the fused block (which projects inside its
+            kernel) does not take it, "auto" then uses the fused pooling op.
         implementation: which path computes it (same values; `IMPLEMENTATIONS`): "auto" (default) takes the
             fastest the configuration allows: with the product interaction, query-value sharing and the full
             transform (both presets) the whole block as one autograd Function, "fused_block"
@@ -159,6 +166,7 @@ class FastformerAttention(nn.Module):
         implementation: str = "auto",
         causal: bool = False,
         query_residual: bool = True,
+        local_mixing: int = 0,
     ):
         super().__init__()
         if hidden_size % num_heads:
@@ -170,6 +178,11 @@ class FastformerAttention(nn.Module):
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        if causal and local_mixing:
+            raise ValueError(
+                "local_mixing is for bidirectional layers: a causal layer's decoding state does not carry the "
+                "convolution's last tokens (set local_mixing=0)"
+            )
         if causal and interaction == "concat":
             raise ValueError("the causal attention supports interaction 'product' or 'add', not 'concat'")
         if head_sharing and (scoring != "per_head" or transform != "per_head"):
@@ -187,6 +200,7 @@ class FastformerAttention(nn.Module):
             transform=transform,
             causal=causal,
             query_residual=query_residual,
+            local_mixing=local_mixing,
         )
 
         self.query = nn.Linear(hidden_size, hidden_size, bias=bias)
@@ -207,6 +221,21 @@ class FastformerAttention(nn.Module):
         else:
             self.transform = PerHeadLinear(num_heads, self.head_size, self.head_size, head_sharing, bias=bias)
         self.output_dense = nn.Linear(hidden_size, hidden_size, bias=bias) if output_dense else None
+        self.local_mixing = local_mixing
+        if local_mixing:  # one convolution per projection (the value's is the query's under query-value sharing)
+            self.query_conv = ShortConvolution(hidden_size, local_mixing)
+            self.key_conv = ShortConvolution(hidden_size, local_mixing)
+            self.value_conv = None if query_value_sharing else ShortConvolution(hidden_size, local_mixing)
+
+    def projections(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None):
+        """(q, k, v), each (B, N, hidden): the projections, through the local-mixing convolutions when there are."""
+        query = self.query(hidden_states)
+        key = self.key(hidden_states)
+        value = None if self.value is None else self.value(hidden_states)
+        if self.local_mixing:
+            query, key = self.query_conv(query, mask), self.key_conv(key, mask)
+            value = None if value is None else self.value_conv(value, mask)
+        return query, key, query if value is None else value
 
     def scoring_weights(self, which: str) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The op's (w, b) for `which` in {"query", "key"}: w (H, D) per head, or (H, H, D) for full scoring."""
@@ -251,14 +280,14 @@ class FastformerAttention(nn.Module):
             b_k=b_k,
         )
 
-    def _scoring_inputs(self, hidden_states: torch.Tensor):
+    def _scoring_inputs(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None):
         """What the weights are computed from, in the accumulation dtype: q and k (B, H, N, D), (w_q, b_q),
         (w_k, b_k) and the score scale."""
         B, N, _ = hidden_states.shape
         acc = accumulation_dtype(hidden_states.dtype)
         q, k = (
             t.view(B, N, self.num_heads, self.head_size).transpose(1, 2).to(acc)
-            for t in (self.query(hidden_states), self.key(hidden_states))
+            for t in self.projections(hidden_states, mask)[:2]
         )
         weights = []
         for which in ("query", "key"):
@@ -280,7 +309,7 @@ class FastformerAttention(nn.Module):
             return self._causal_pooling_weights(hidden_states, mask, step)
         if step is not None:
             raise ValueError("step is for causal layers: a bidirectional layer pools the whole sequence once")
-        q, k, (w_q, b_q), (w_k, b_k), scale = self._scoring_inputs(hidden_states)
+        q, k, (w_q, b_q), (w_k, b_k), scale = self._scoring_inputs(hidden_states, mask)
         mask3 = None if mask is None else mask[:, None, :]
         alpha_scores = head_scores(q, w_q, b_q, scale)
         q_global = additive_pool(q, alpha_scores, mask3)  # (B, H, D)
@@ -331,9 +360,7 @@ class FastformerAttention(nn.Module):
         if implementation == "fused_block":
             return self._fused_block(hidden_states, mask)
         B, N, C = hidden_states.shape
-        mixed_query = self.query(hidden_states)  # (B, N, C)
-        mixed_key = self.key(hidden_states)
-        mixed_value = mixed_query if self.value is None else self.value(hidden_states)
+        mixed_query, mixed_key, mixed_value = self.projections(hidden_states, mask)  # (B, N, C) each
         w_q, b_q = self.scoring_weights("query")
         w_k, b_k = self.scoring_weights("key")
         new_state = None

@@ -23,6 +23,8 @@ def fastformer_mixer(hidden_size: int, num_heads: int, **attention_kwargs) -> nn
 def softmax_mixer(hidden_size: int, num_heads: int, **attention_kwargs) -> nn.Module:
     """Multi-head softmax attention (torch's scaled_dot_product_attention): the paper's Transformer baseline. Of
     the Fastformer's switches only `causal` applies to it (the control for the causal Fastformer)."""
+    if attention_kwargs.get("local_mixing"):
+        raise ValueError("local_mixing is a Fastformer switch; the softmax baseline mixes every pair of tokens already")
     return SoftmaxAttention(hidden_size, num_heads, causal=bool(attention_kwargs.get("causal")))
 
 

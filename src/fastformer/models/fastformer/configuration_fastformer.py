@@ -24,6 +24,8 @@ class FastformerConfig(PreTrainedConfig):
         interaction ("product" | "add" | "concat"), scoring ("per_head" | "full"), transform ("full" | "per_head"),
         attention_output_dense (bool: the notebook's extra dense after the attention), query_residual (bool: the
         block's output is transform(u) + q, as the paper; False: transform(u) alone, as models converted from BERT),
+        local_mixing (0, or an odd kernel: a depthwise convolution over neighbouring tokens on q, k and v, identity at
+        initialisation; not in the paper; bidirectional models),
         norm_position ("post" | "pre"), position_embedding_type ("absolute" | "none"),
         embedding_layer_norm (bool), causal (bool: each token attends to itself and earlier tokens only; set by
         FastformerForCausalLM), attention_type ("fastformer" | "softmax": the paper's Transformer baseline, the
@@ -73,6 +75,7 @@ class FastformerConfig(PreTrainedConfig):
         transform: str = "full",
         attention_output_dense: bool = False,
         query_residual: bool = True,
+        local_mixing: int = 0,
         classifier_dropout: float = 0.0,
         causal: bool = False,
         attention_type: str = "fastformer",
@@ -113,6 +116,7 @@ class FastformerConfig(PreTrainedConfig):
         self.transform = transform
         self.attention_output_dense = attention_output_dense
         self.query_residual = query_residual
+        self.local_mixing = local_mixing
         self.classifier_dropout = classifier_dropout
         self.causal = causal
         self.attention_type = attention_type

@@ -15,6 +15,7 @@ from transformers.utils import ModelOutput
 from fastformer.layers.attention import AdditiveAttention, FastformerAttention, PerHeadLinear
 from fastformer.layers.encoder import FastformerEncoder
 from fastformer.layers.pooling import AttentionPooling
+from fastformer.layers.short_convolution import ShortConvolution
 from fastformer.models.fastformer.cache import (
     FastformerCache,
     check_assisted_generation,
@@ -46,6 +47,8 @@ class FastformerPreTrainedModel(PreTrainedModel):
         elif isinstance(module, FastformerAttention) and module.scoring == "per_head":
             init.normal_(module.query_att, mean=0.0, std=std)
             init.normal_(module.key_att, mean=0.0, std=std)
+        elif isinstance(module, ShortConvolution):  # identity: local mixing switched on changes nothing at first
+            init.copy_(module.weight, module.identity())
 
 
 def padding_mask(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastformer.engine.settings import CorpusSettings, RunConfig, SettingError, check_path, redefault, setting
+from fastformer.presets import MIXERS
 
 STAGES = ("layerwise", "end-to-end")
 
@@ -73,7 +74,9 @@ class DistillationConfig(CorpusSettings):
         8, "held-out evaluations during training, each a checkpoint (the best is kept as the model)", minimum=1
     )
     output_dir: str = redefault(RunConfig, "output_dir", "runs/distill")
-    architecture: str = setting("fastformer", "(the student's attention, from --init-from)", flag=False)
+    architecture: str = setting(
+        "fastformer", "(recorded: the student's attention comes from --init-from)", choices=MIXERS, flag=False
+    )
 
     def check(self) -> None:
         super().check()

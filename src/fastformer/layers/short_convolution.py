@@ -1,0 +1,63 @@
+"""ShortConvolution: local mixing for a Fastformer layer (not in the paper), a depthwise convolution over a few
+neighbouring tokens applied to q, k and v after their projections.
+
+Why: a Fastformer token sees other tokens only through two pooled global vectors, so it cannot compose neighbours
+("not good"), which is what NBSVM's bigrams and softmax attention's per-token mixing give. A short depthwise
+convolution over tokens adds that at O(N * hidden * kernel), as flash-linear-attention's ShortConvolution does in its
+GLA and DeltaNet layers.
+
+Identity at initialisation (the centre tap 1, the others 0): a converted or pretrained model with local mixing
+switched on starts with exactly its old outputs. Padding-aware: padded positions are zeroed before the convolution,
+so a padding token never leaks into a real one, and a sequence alone equals the same sequence in a padded batch
+(left or right padding). Bidirectional only for now: a causal layer's decoding state would have to carry the last
+kernel - 1 tokens' projections (refused in FastformerAttention).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+class ShortConvolution(nn.Module):
+    """(B, N, channels), mask (B, N) bool or None -> (B, N, channels): y_i = sum_t w_t * x_{i + t - kernel // 2} per
+    channel over real tokens (zeros past the sequence's ends and at padding). `kernel` odd: centred windows."""
+
+    def __init__(self, channels: int, kernel: int):
+        super().__init__()
+        if kernel < 2 or kernel % 2 == 0:
+            raise ValueError(f"local_mixing must be an odd kernel size >= 3 (centred windows), got {kernel}")
+        self.kernel = kernel
+        self.weight = nn.Parameter(torch.empty(channels, 1, kernel))
+        self.reset_to_identity()
+
+    def identity(self) -> torch.Tensor:
+        """(channels, 1, kernel): the centre tap 1, the others 0."""
+        weight = torch.zeros_like(self.weight)
+        weight[:, 0, self.kernel // 2] = 1.0
+        return weight
+
+    def reset_to_identity(self) -> None:
+        with torch.no_grad():
+            self.weight.copy_(self.identity())
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        if mask is not None:
+            x = x.masked_fill(~mask[..., None], 0)
+        y = F.conv1d(x.transpose(1, 2), self.weight.to(x.dtype), padding=self.kernel // 2, groups=x.shape[-1])
+        return y.transpose(1, 2)
+
+
+def short_convolution_reference(x: torch.Tensor, weight: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """The same as a loop over tokens and taps (the tests' reference): weight (channels, 1, kernel)."""
+    B, N, C = x.shape
+    kernel = weight.shape[-1]
+    real = torch.ones(B, N, dtype=torch.bool) if mask is None else mask
+    y = torch.zeros_like(x)
+    for i in range(N):
+        for t in range(kernel):
+            j = i + t - kernel // 2
+            if 0 <= j < N:
+                y[:, i] += weight[:, 0, t] * x[:, j] * real[:, j, None]
+    return y
