@@ -379,3 +379,23 @@ def test_a_pickled_tfidf_folder_is_refused_unopened(tmp_path):
     with pytest.raises(SystemExit, match="saved as a pickle by an earlier version; pickles are not loaded"):
         main(["predict", str(old), "some text"])
     assert not (tmp_path / "ran").exists()
+
+
+def test_evaluations_per_epoch_checkpoint_inside_an_epoch(tmp_path):
+    """--evaluations-per-epoch 3: three evaluations and checkpoints in one epoch (a killed long epoch resumes from
+    the last), the best kept; the default stays one per epoch."""
+    from fastformer.tasks.classification.task import evaluation_schedule
+
+    assert evaluation_schedule(1, 1000, 32) == dict(eval_strategy="epoch", save_strategy="epoch")
+    assert evaluation_schedule(4, 1000, 32) == dict(
+        eval_strategy="steps", save_strategy="steps", eval_steps=8, save_steps=8
+    )
+    out = tmp_path / "run"
+    args = ["train", "--train", str(SST / "sst_train.txt"), "--max-train-examples", "96", "--max-eval-examples", "16",
+            "--batch-size", "16", "--epochs", "1", "--evaluations-per-epoch", "3", *TINY,
+            "--output-dir", str(out)]  # fmt: skip
+    assert main(args) == 0
+    log = json.loads((out / "log_history.json").read_text())
+    assert [h["step"] for h in log if "eval_accuracy" in h] == [2, 4, 6]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["train"]["best_checkpoint"].rsplit("-", 1)[1] in {"2", "4", "6"}

@@ -71,6 +71,13 @@ class ClassificationConfig(LabelledDataSettings, WordInputSettings):
         choices=("random", "first"),
     )
     max_length: int = setting(512, "tokens kept per text (truncation)", minimum=1)
+    evaluations_per_epoch: int = setting(
+        1,
+        "validation evaluations (each a checkpoint) per epoch: more than 1 lets a run killed inside a long epoch "
+        "resume near where it stopped (the best evaluation is kept as the model)",
+        minimum=1,
+        fingerprint_at_default=False,
+    )
     bf16: bool = setting(
         False,
         "bfloat16 autocast on CPU, training and evaluation (on a GPU with bfloat16 it is always on); measured 1.8x "
