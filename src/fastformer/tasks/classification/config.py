@@ -78,6 +78,36 @@ class ClassificationConfig(LabelledDataSettings, WordInputSettings):
         minimum=1,
         fingerprint_at_default=False,
     )
+    teacher: str | None = setting(
+        None,
+        "task distillation: a classifier fine-tuned on this task (any attention, the same labels and tokenizer) "
+        "whose output distribution the student learns too (needs --init-from or --tokenizer for one vocabulary)",
+        paths="folder",
+        fingerprint_at_default=False,
+    )
+    distill_weight: float = setting(
+        0.5,
+        "--teacher: weight of the teacher's term (1 - it: the labels')",
+        minimum=0,
+        maximum=1,
+        fingerprint_at_default=False,
+    )
+    temperature: float = setting(
+        2.0, "--teacher: softmax temperature of both distributions", above=0, fingerprint_at_default=False
+    )
+    unlabelled: str | None = setting(
+        None,
+        "--teacher: in-domain texts with no label (JSON Lines / CSV / text) that only the teacher labels; texts of the "
+        "validation or test split are dropped",
+        paths="file",
+        fingerprint_at_default=False,
+    )
+    unlabelled_field: str | None = setting(
+        None, "--unlabelled: its text column / JSON key (default 'text')", fingerprint_at_default=False
+    )
+    max_unlabelled: int | None = setting(
+        None, "--unlabelled: use only the first N texts", minimum=1, fingerprint_at_default=False
+    )
     bf16: bool = setting(
         False,
         "bfloat16 autocast on CPU, training and evaluation (on a GPU with bfloat16 it is always on); measured 1.8x "
@@ -102,6 +132,14 @@ class ClassificationConfig(LabelledDataSettings, WordInputSettings):
 
     def check(self) -> None:
         super().check()
+        if self.unlabelled and not self.teacher:
+            raise SettingError("unlabelled", "texts with no label need a --teacher to label them")
+        if self.teacher and not (self.init_from or self.tokenizer):
+            raise SettingError(
+                "teacher", "needs --init-from or --tokenizer: the student must read the teacher's tokens"
+            )
+        if self.teacher and self.architecture in self.MODEL_FREE_ARCHITECTURES:
+            raise SettingError("teacher", f"the {self.architecture} baseline learns from labels only")
         if self.format == "mind-topics" and self.train is None:
             raise SettingError("train", "format mind-topics needs --train (MIND news.tsv files / folders or MINDRec)")
 

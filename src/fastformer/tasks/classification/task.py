@@ -124,6 +124,22 @@ def load_splits(cfg: ClassificationConfig, report: dict[str, Any] | None = None)
     return limit_splits(splits, cfg.max_train_examples, cfg.max_eval_examples, SUBSETS[cfg.subset])
 
 
+def distillation_kwargs(cfg: ClassificationConfig, data) -> dict[str, Any]:
+    """The task-distillation Trainer's own arguments (none without --teacher)."""
+    if not cfg.teacher:
+        return {}
+    return dict(teacher=data["teacher"], weight=cfg.distill_weight, temperature=cfg.temperature)
+
+
+def distillation_trainer_class(cfg: ClassificationConfig):
+    """The Trainer of a run with --teacher (the distillation loss), else None (transformers' own)."""
+    if not cfg.teacher:
+        return None
+    from fastformer.tasks.classification.distillation import task_distillation_trainer
+
+    return task_distillation_trainer()
+
+
 def evaluation_schedule(per_epoch: int, examples: int, batch_size: int) -> dict[str, Any]:
     """TrainingArguments fields: evaluate and save at every epoch's end (per_epoch 1), or every ceil(steps per epoch /
     per_epoch) steps, so a run killed inside a long epoch (a full IMDB epoch of a MiniLM-size model on one core: ~3 h)
@@ -144,7 +160,8 @@ class EncodedDataset(torch.utils.data.Dataset):
         # the tokenizer's own special tokens: none for the tokenizers runs train (they have no post-processor), [CLS]
         # ... [SEP] for a BERT tokenizer (a folder converted by `convert-bert`), as that model was trained to read
         self.input_ids = tokenizer([e.text for e in examples], truncation=True, max_length=max_length)["input_ids"]
-        self.labels = [labels.encode(e) for e in examples]  # an unknown label raises with its file and line
+        # an unknown label raises with its file and line; None (a text only a --teacher labels) is -100, no label
+        self.labels = [-100 if e.label is None else labels.encode(e) for e in examples]
 
     def __len__(self) -> int:
         return len(self.examples)
@@ -221,7 +238,15 @@ class ClassificationTask(Task):
             for example in splits.get(name, ()):
                 labels.encode(example)
         check_start(cfg, classifier_head_fields(labels), cfg.max_length)  # refused before the folder is touched
-        return dict(splits=splits, labels=labels)
+        data = dict(splits=splits, labels=labels)
+        if cfg.teacher:  # task distillation: the teacher loads and fits, the unlabelled texts are read, before it too
+            from fastformer.engine.inputs import make_tokenizer
+            from fastformer.tasks.classification.distillation import load_teacher_classifier, unlabelled_examples
+
+            tokenizer, _ = make_tokenizer(cfg, ())
+            data["teacher"] = load_teacher_classifier(cfg.teacher, labels.labels, tokenizer)
+            data["unlabelled"] = unlabelled_examples(cfg, splits, report) if cfg.unlabelled else []
+        return data
 
     def baseline(self, cfg: ClassificationConfig, data, out: Path, report: dict[str, Any]):
         if cfg.architecture not in BASELINES:
@@ -238,7 +263,7 @@ class ClassificationTask(Task):
         from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
 
         splits, labels = data["splits"], data["labels"]
-        train_set = EncodedDataset(splits["train"], tokenizer, labels, cfg.max_length)
+        train_set = EncodedDataset(splits["train"] + data.get("unlabelled", []), tokenizer, labels, cfg.max_length)
         eval_set = EncodedDataset(splits["validation"], tokenizer, labels, cfg.max_length)
         model_fields = dict(
             vocab_size=len(tokenizer),
@@ -273,7 +298,7 @@ class ClassificationTask(Task):
                 metric_for_best_model=cfg.metric,
                 greater_is_better=True,
             ),
-            train_counts=dict(examples=len(train_set)),
+            train_counts=dict(examples=len(train_set), unlabelled=len(data.get("unlabelled", []))),
             tokens_per_epoch=train_set.num_tokens(),
             metrics=dict(
                 inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings),
@@ -284,7 +309,8 @@ class ClassificationTask(Task):
                 "validation macro-F1": "eval_macro_f1",
                 "validation accuracy": "eval_accuracy",
             },
-            trainer_kwargs=dict(compute_metrics=compute_metrics),
+            trainer_kwargs=dict(compute_metrics=compute_metrics, **distillation_kwargs(cfg, data)),
+            trainer_class=distillation_trainer_class(cfg),
         )
 
     def evaluate(self, cfg: ClassificationConfig, model, tokenizer, data, prepared: Prepared, out: Path):

@@ -1,0 +1,77 @@
+"""`fastformer train classification --teacher DIR` (task distillation, TinyBERT's second stage) on real SST-5: the
+loss equals a row-by-row reference (unlabelled rows, a batch of them alone), a student learns from a teacher and
+unlabelled texts with the evaluation texts among them dropped, and a teacher that does not fit is refused in one
+line before anything is written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from fastformer.cli.main import main
+from fastformer.tasks.classification.distillation import distillation_loss, reference_distillation_loss
+from tests.helpers import SHARED, sst5_sentences
+
+SST = SHARED / "data" / "sst5"
+TINY = ["--model", "hidden_size=16", "--model", "num_attention_heads=2", "--model", "intermediate_size=16",
+        "--vocab-size", "400", "--max-length", "48", "--epochs", "1", "--batch-size", "16",
+        "--no-progress"]  # fmt: skip
+SPLITS = ["--train", str(SST / "sst_train.txt"), "--test", str(SST / "sst_test.txt"), "--max-train-examples", "64",
+          "--max-eval-examples", "16", "--subset", "first"]  # fmt: skip
+
+
+@pytest.mark.parametrize("weight, temperature", [(0.5, 2.0), (1.0, 1.0), (0.0, 3.0)])
+def test_loss_equals_the_row_by_row_reference(weight, temperature):
+    torch.manual_seed(0)
+    student, teacher = torch.randn(6, 5), torch.randn(6, 5)
+    labels = torch.tensor([0, 3, -100, 4, -100, 1])
+    torch.testing.assert_close(
+        distillation_loss(student, teacher, labels, weight, temperature).double(),
+        reference_distillation_loss(student, teacher, labels, weight, temperature),
+    )
+    unlabelled = torch.full((6,), -100)
+    loss = distillation_loss(student, teacher, unlabelled, weight, temperature)
+    assert torch.isfinite(loss)  # a batch of unlabelled texts alone: the teacher's term only, no NaN
+    torch.testing.assert_close(
+        loss.double(), reference_distillation_loss(student, teacher, unlabelled, weight, temperature)
+    )
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("teacher") / "run"
+    assert main(["train", *SPLITS, *TINY, "--output-dir", str(folder)]) == 0
+    return folder
+
+
+def test_a_student_learns_from_the_teacher_and_unlabelled_texts(teacher, tmp_path):
+    test_texts = sst5_sentences(3, "test")  # in the run's test split: must be dropped
+    others = [s for s in sst5_sentences(200, "train")[100:130]]
+    unlabelled = tmp_path / "unlabelled.jsonl"
+    unlabelled.write_text("".join(json.dumps({"text": t}) + "\n" for t in [*test_texts, *others]))
+    out = tmp_path / "student"
+    args = ["train", *SPLITS, *TINY, "--teacher", str(teacher), "--tokenizer", str(teacher / "tokenizer"),
+            "--unlabelled", str(unlabelled), "--distill-weight", "0.7", "--output-dir", str(out)]  # fmt: skip
+    assert main(args) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["data"]["unlabelled"]["dropped_as_evaluation_texts"] == 3
+    assert metrics["data"]["unlabelled"]["kept"] == 30
+    assert metrics["train"]["examples"] == 64 + 30 and metrics["train"]["unlabelled"] == 30
+    assert 0 <= metrics["test"]["accuracy"] <= 1 and "teacher" in json.loads((out / "run_config.json").read_text())
+
+
+def test_a_teacher_that_does_not_fit_is_refused_before_anything_is_written(teacher, tmp_path):
+    binary = ["--binary-threshold", "3"]  # labels neg / pos: not the teacher's 1..5
+    cases = [
+        ([*SPLITS, *binary, "--teacher", str(teacher), "--tokenizer", str(teacher / "tokenizer")], "its labels"),
+        ([*SPLITS, "--teacher", str(teacher)], "needs --init-from or --tokenizer"),
+        ([*SPLITS, "--unlabelled", str(SST / "sst_dev.txt")], "texts with no label need a --teacher"),
+    ]
+    for i, (args, says) in enumerate(cases):
+        with pytest.raises(SystemExit) as refused:
+            main(["train", *args, *TINY, "--output-dir", str(tmp_path / str(i))])
+        message = str(refused.value.code)
+        assert says in message and "\n" not in message, message
+        assert not (tmp_path / str(i)).exists()
