@@ -12,10 +12,10 @@ import pytest
 
 from tests.helpers import BENCHMARKS, ROOT, load_script
 
-SCRIPTS = sorted(BENCHMARKS.glob("*.py"))
+SCRIPTS = sorted(BENCHMARKS.rglob("*.py"))  # experiments in folders of their own too (benchmarks/distill)
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
+@pytest.mark.parametrize("script", SCRIPTS, ids=[str(s.relative_to(BENCHMARKS)) for s in SCRIPTS])
 def test_every_library_name_a_benchmark_imports_exists(script):
     tree = ast.parse(script.read_text())
     for node in ast.walk(tree):
@@ -34,7 +34,7 @@ def test_every_library_name_a_benchmark_imports_exists(script):
 ARGPARSE_SCRIPTS = [s for s in SCRIPTS if "argparse" in s.read_text()]
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
+@pytest.mark.parametrize("script", SCRIPTS, ids=[str(s.relative_to(BENCHMARKS)) for s in SCRIPTS])
 def test_every_benchmark_script_loads_and_an_argparse_one_answers_help(script, monkeypatch, capsys):
     """Loading runs its module level (a missing module-level name fails here, not in the middle of a long run);
     a script with a command line prints its --help and exits 0."""

@@ -1,0 +1,167 @@
+"""Teacher against student at growing length: a fine-tuning step (forward + backward + AdamW of a classifier, bf16
+autocast) and inference, tokens per second and peak memory, for all-MiniLM-L6-v2 converted both ways (the softmax
+form = the teacher; the Fastformer form = the student), both with positions extended to the longest length.
+
+    OMP_NUM_THREADS=2 python benchmarks/distill/speed.py [--lengths 512 2048 8192] [--batch-tokens 16384]
+
+Per layer the teacher costs 24 N d^2 + 4 N^2 d multiply-adds and the student 24 N d^2 (+ O(N d)), so the student
+can be at most 1 + N / (6 d) times faster (d = 384: 1.22x at 512, 1.89x at 2,048, 4.56x at 8,192); printed beside
+the measured ratio. Each setting runs in a process of its own (its peak memory is its own): batch = batch_tokens / N
+rows (at least 1) of real IMDB text, the median of --repeats timed steps after one warm-up. Run it alone on the
+machine. Writes
+benchmarks/results/distill/speed_<machine>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import platform
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+IMDB_UNSUP = "../shared/data/imdb/imdb_unsup.jsonl.gz"
+
+
+def machine() -> dict:
+    return dict(
+        machine=platform.machine(),
+        processor=platform.processor(),
+        python=platform.python_version(),
+        torch=torch.__version__,
+        threads=torch.get_num_threads(),
+        date=time.strftime("%Y-%m-%d %H:%M:%S"),
+    )
+
+
+def text_ids(tokenizer, length: int, rows: int) -> torch.Tensor:
+    """(rows, length) ids of real reviews joined end to end ([CLS] first, [SEP] last)."""
+    needed = rows * length
+    ids: list[int] = []
+    with gzip.open(IMDB_UNSUP, "rt") as f:
+        for line in f:
+            ids += tokenizer(json.loads(line)["text"], add_special_tokens=False)["input_ids"]
+            if len(ids) >= needed:
+                break
+    body = torch.tensor(ids[: rows * (length - 2)]).view(rows, length - 2)
+    cls = torch.full((rows, 1), tokenizer.cls_token_id)
+    sep = torch.full((rows, 1), tokenizer.sep_token_id)
+    return torch.cat([cls, body, sep], 1)
+
+
+def timed(fn, repeats: int) -> float:
+    fn()  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(model, ids: torch.Tensor, repeats: int) -> dict:
+    labels = torch.zeros(ids.shape[0], dtype=torch.long)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+
+    def step():
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(input_ids=ids, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    def infer():
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            model(input_ids=ids)
+
+    model.train()
+    train_s = timed(step, repeats)
+    model.eval()
+    infer_s = timed(infer, repeats)
+    tokens = ids.numel()
+    return dict(train_tokens_per_s=round(tokens / train_s, 1), inference_tokens_per_s=round(tokens / infer_s, 1))
+
+
+def one_setting(form: str, length: int, batch_tokens: int, repeats: int) -> dict:
+    """One (model, length) measured in this process (its peak memory is this setting's alone)."""
+    from transformers import AutoTokenizer
+
+    from fastformer.convert_bert import convert_bert, read_bert
+    from fastformer.models.fastformer import FastformerForSequenceClassification
+
+    zip_path = Path(importlib.util.find_spec("all_minilm_l6_v2").submodule_search_locations[0]) / "model.zip"
+    with tempfile.TemporaryDirectory() as scratch:
+        bert = read_bert(zip_path, Path(scratch))
+        tokenizer = AutoTokenizer.from_pretrained(str(bert.folder))
+        encoder = convert_bert(bert, form, max_positions=max(length, 512))
+    config = encoder.config
+    config.num_labels = 2
+    model = FastformerForSequenceClassification(config)
+    model.fastformer.load_state_dict(encoder.state_dict())
+    del encoder
+    batch = max(1, batch_tokens // length)
+    ids = text_ids(tokenizer, length, batch)
+    before = peak_rss_mib()
+    row = dict(model=form, length=length, batch=batch, **measure(model, ids, repeats))
+    row.update(peak_rss_mib=round(peak_rss_mib(), 1), rss_before_steps_mib=round(before, 1))
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lengths", type=int, nargs="+", default=[512, 2048, 8192])
+    parser.add_argument("--batch-tokens", type=int, default=16384)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", default="benchmarks/results/distill")
+    parser.add_argument("--one", nargs=2, metavar=("FORM", "LENGTH"), help=argparse.SUPPRESS)  # a child process
+    args = parser.parse_args(argv)
+    if args.one:
+        print(json.dumps(one_setting(args.one[0], int(args.one[1]), args.batch_tokens, args.repeats)))
+        return 0
+    import subprocess
+
+    rows = []
+    for form in ("softmax", "fastformer"):
+        for length in args.lengths:
+            child = [sys.executable, __file__, "--one", form, str(length), "--batch-tokens", str(args.batch_tokens),
+                     "--repeats", str(args.repeats)]  # fmt: skip
+            done = subprocess.run(child, capture_output=True, text=True, check=True)
+            rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(json.dumps(rows[-1]), file=sys.stderr)
+    d = 384  # all-MiniLM-L6-v2's hidden size
+    ratios = []
+    for length in args.lengths:
+        teacher = next(r for r in rows if r["model"] == "softmax" and r["length"] == length)
+        student = next(r for r in rows if r["model"] == "fastformer" and r["length"] == length)
+        ratios.append(
+            dict(
+                length=length,
+                bound=round(1 + length / (6 * d), 2),
+                train_ratio=round(student["train_tokens_per_s"] / teacher["train_tokens_per_s"], 2),
+                inference_ratio=round(student["inference_tokens_per_s"] / teacher["inference_tokens_per_s"], 2),
+            )
+        )
+    result = dict(machine=machine(), batch_tokens=args.batch_tokens, rows=rows, student_over_teacher=ratios)
+    name = f"speed_cpu{torch.get_num_threads()}t_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / name).write_text(json.dumps(result, indent=1))
+    for r in ratios:
+        print(f"N={r['length']}: student/teacher train {r['train_ratio']}x, inference {r['inference_ratio']}x "
+              f"(bound {r['bound']}x)")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
