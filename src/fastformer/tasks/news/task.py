@@ -50,12 +50,11 @@ class NewsTokens:
     def add(self, data: MindData) -> None:
         new = [n for n in data.news.values() if n.news_id not in self.ids]
         if new:
-            encoded = self.tokenizer(
-                [n.text(self.fields) for n in new],
-                truncation=True,
-                max_length=self.max_length,
-                add_special_tokens=False,
-            )["input_ids"]
+            # the tokenizer's own special tokens: none for a tokenizer a run trains, [CLS] ... [SEP] for a BERT's
+            # (a `convert-bert` folder), as that encoder was trained to read
+            encoded = self.tokenizer([n.text(self.fields) for n in new], truncation=True, max_length=self.max_length)[
+                "input_ids"
+            ]
             self.ids.update(zip((n.news_id for n in new), encoded, strict=True))
 
     def batch(self, news_ids: list[str]) -> tuple[torch.Tensor, torch.Tensor]:

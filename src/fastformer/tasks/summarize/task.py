@@ -64,7 +64,11 @@ class PairDataset(torch.utils.data.Dataset):
     def __init__(self, pairs: list[Pair], tokenizer, max_source_length: int, max_target_length: int):
         self.pairs = pairs
         encode = dict(truncation=True, add_special_tokens=False)
-        self.input_ids = tokenizer([p.source for p in pairs], max_length=max_source_length, **encode)["input_ids"]
+        # documents with the tokenizer's own special tokens (none for a trained one; [CLS] ... [SEP] for a BERT's,
+        # which a `convert-bert` encoder was trained to read); summaries without, EOS appended below
+        self.input_ids = tokenizer([p.source for p in pairs], max_length=max_source_length, truncation=True)[
+            "input_ids"
+        ]
         targets = tokenizer([p.target for p in pairs], max_length=max_target_length - 1, **encode)["input_ids"]
         self.labels = [t + [tokenizer.sep_token_id] for t in targets]
 
@@ -104,7 +108,7 @@ def summarize(model, tokenizer, documents: list[str], cfg: SummarizationConfig |
     max_source = model.config.max_position_embeddings
     model.eval()
     device = next(model.parameters()).device
-    ids = tokenizer(documents, truncation=True, max_length=max_source, add_special_tokens=False)["input_ids"]
+    ids = tokenizer(documents, truncation=True, max_length=max_source)["input_ids"]  # as PairDataset reads them
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
     out: list[str] = [""] * len(ids)
     for start in range(0, len(order), cfg.eval_batch_size):
