@@ -399,3 +399,30 @@ def test_evaluations_per_epoch_checkpoint_inside_an_epoch(tmp_path):
     assert [h["step"] for h in log if "eval_accuracy" in h] == [2, 4, 6]
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["train"]["best_checkpoint"].rsplit("-", 1)[1] in {"2", "4", "6"}
+
+
+def test_head_and_tail_truncation_keeps_both_ends_with_the_tokenizers_special_tokens(tmp_path):
+    """--truncation head+tail: the first 128 tokens and the last ones, inside the tokenizer's own special tokens
+    (a BERT tokenizer's [CLS] / [SEP]; none for one a run trains); predict reads texts the run's way."""
+    from transformers import BertTokenizerFast
+
+    from fastformer.tasks.classification.task import encode_texts, special_tokens_around
+
+    words = [f"w{i}" for i in range(400)]
+    bert = BertTokenizerFast(vocab={w: i for i, w in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])})
+    assert special_tokens_around(bert) == ([2], [3])
+    text = " ".join(words)
+    ids = encode_texts(bert, [text, "w1 w2"], 300, "head+tail")
+    assert len(ids[0]) == 300 and ids[0][0] == 2 and ids[0][-1] == 3
+    body = bert.convert_ids_to_tokens(ids[0][1:-1])
+    assert body[:128] == words[:128] and body[128:] == words[400 - 170 :]
+    assert bert.convert_ids_to_tokens(ids[1]) == ["[CLS]", "w1", "w2", "[SEP]"]
+    assert encode_texts(bert, [text], 300, "head")[0][1:5] == bert.convert_tokens_to_ids(words[:4])
+    out = tmp_path / "run"
+    args = ["train", "--train", str(SST / "sst_train.txt"), "--max-train-examples", "48", "--max-eval-examples", "8",
+            "--epochs", "1", "--truncation", "head+tail", *TINY, "--output-dir", str(out)]  # fmt: skip
+    assert main(args) == 0
+    from fastformer.tasks.classification.task import Classifier
+
+    classifier = Classifier(out)
+    assert classifier.truncation == "head+tail" and special_tokens_around(classifier.tokenizer) == ([], [])

@@ -71,6 +71,13 @@ class ClassificationConfig(LabelledDataSettings, WordInputSettings):
         choices=("random", "first"),
     )
     max_length: int = setting(512, "tokens kept per text (truncation)", minimum=1)
+    truncation: str = setting(
+        "head",
+        "a text longer than --max-length keeps its first tokens (head) or its first 128 and its last ones (head+tail: "
+        "where a long review concludes; Sun et al. 2019's best on IMDB); evaluate and predict read texts the same way",
+        choices=("head", "head+tail"),
+        fingerprint_at_default=False,
+    )
     evaluations_per_epoch: int = setting(
         1,
         "validation evaluations (each a checkpoint) per epoch: more than 1 lets a run killed inside a long epoch "
