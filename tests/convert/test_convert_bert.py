@@ -199,3 +199,27 @@ def test_existing_output_and_symlink_refused_unchanged(tmp_path):
         with pytest.raises(ConversionError, match=says):
             convert_bert_folder(teacher_zip(), out)
     assert [p.name for p in taken.iterdir()] == ["keep.txt"] and (taken / "keep.txt").read_text() == "mine"
+
+
+def test_explain_reads_a_converted_classifier_as_predict_does(bert, bert_folder):
+    """A converted BERT reads [CLS] ... [SEP]: explain adds them as predict does (the same probabilities), and shows
+    weights over the words alone."""
+    from fastformer.interpret.explain import explain
+    from fastformer.models.fastformer import FastformerForSequenceClassification
+
+    encoder = convert_bert(bert, "fastformer")
+    config = encoder.config
+    config.num_labels = 2
+    torch.manual_seed(0)
+    classifier = FastformerForSequenceClassification(config)
+    classifier.fastformer.load_state_dict(encoder.state_dict())
+    classifier.eval()
+    tokenizer = AutoTokenizer.from_pretrained(str(bert_folder))
+    text = sst5_sentences(1)[0]
+    explanation = explain(classifier, tokenizer, text, faithfulness_k=2, trials=2)
+    with torch.no_grad():
+        expected = classifier(**tokenizer(text, return_tensors="pt")).logits.softmax(-1)[0]
+    got = torch.tensor(list(explanation.prediction["probabilities"].values()))
+    assert torch.allclose(got, expected, atol=1e-5)
+    assert explanation.tokens_read == len(tokenizer(text, add_special_tokens=False).input_ids)
+    assert 0.5 < sum(explanation.pooling) < 1  # [CLS] and [SEP] hold the rest

@@ -12,6 +12,16 @@ from pathlib import Path
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
+def special_tokens_around(tokenizer) -> tuple[list[int], list[int]]:
+    """(ids before, ids after) a text that the tokenizer's own post-processor adds: [CLS] / [SEP] for a BERT's, none
+    for the tokenizers runs train (read off the encodings of one token with and without them)."""
+    probe = tokenizer.unk_token or "a"
+    ids = tokenizer(probe, add_special_tokens=True)["input_ids"]
+    bare = tokenizer(probe, add_special_tokens=False)["input_ids"]
+    at = next((i for i in range(len(ids) - len(bare) + 1) if ids[i : i + len(bare)] == bare), 0)
+    return ids[:at], ids[at + len(bare) :]
+
+
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 30000, lowercase: bool = True, min_frequency: int = 2):
     """A `PreTrainedTokenizerFast` (BERT-style normalisation and WordPiece) trained on `texts`."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers

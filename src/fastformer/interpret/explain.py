@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from fastformer.data.tokenizer import special_tokens_around
 from fastformer.interpret.explanation import Explanation, View
 from fastformer.interpret.words import TokenizedText, split_words
+from fastformer.layers.attention import AdditiveAttention
 
 
 def scorer_for(model) -> type[Scorer]:
@@ -84,12 +86,30 @@ class Scorer:
 
 
 class ClassifierScorer(Scorer):
-    """The predicted class's probability; weights: the pooling before the classifier and each layer's."""
+    """The predicted class's probability; weights: the pooling before the classifier and each layer's.
+
+    The classifier reads texts with its tokenizer's own special tokens ([CLS] ... [SEP] for a converted BERT; none for
+    a tokenizer a run trained), as `fastformer predict` does: they are added around the words here, and their weights
+    are left out of the words' (so a BERT classifier's word weights sum to less than 1)."""
 
     kind = "classification"
 
+    def __init__(self, model, tokenizer, max_length: int, generation: dict[str, Any]):
+        super().__init__(model, tokenizer, max_length, generation)
+        self.before, self.after = special_tokens_around(tokenizer)
+
+    def _wrapped(self, rows: list[list[int]]) -> list[list[int]]:
+        room = self.max_length - len(self.before) - len(self.after)
+        return [self.before + row[:room] + self.after for row in rows]
+
     def predict(self, input_ids):
-        out = self.model(input_ids, output_attentions=True)
+        wrapped = torch.tensor(self._wrapped([input_ids[0].tolist()]), device=input_ids.device)
+        out = self.model(wrapped, output_attentions=True)
+        start, n = len(self.before), input_ids.shape[1]
+        weights = [
+            AdditiveAttention(a[..., start : start + n], b[..., start : start + n]) for a, b in out.additive_attentions
+        ]
+        pooling = out.pooling_attentions[0, start : start + n].double().cpu().numpy()
         probs = out.logits.float().softmax(-1)[0].cpu()
         self.target = int(probs.argmax())
         names = self.model.config.id2label
@@ -98,10 +118,17 @@ class ClassifierScorer(Scorer):
             probabilities={str(names[i]): round(float(p), 6) for i, p in enumerate(probs)},
             score_name=f"probability of {names[self.target]}",
         )
-        return prediction, out.additive_attentions, out.pooling_attentions[0].double().cpu().numpy()
+        return prediction, weights, pooling
 
     def batch_scores(self, texts):
         return self.model(**self._batch(texts)).logits.float().softmax(-1)[:, self.target]
+
+    def _batch(self, texts: list[str], left: bool = False) -> dict[str, torch.Tensor]:
+        room = self.max_length - len(self.before) - len(self.after)
+        ids = self.tokenizer(texts, add_special_tokens=False, truncation=True, max_length=room)["input_ids"]
+        ids = self._wrapped([row or [self.tokenizer.pad_token_id] for row in ids])
+        batch = self.tokenizer.pad({"input_ids": ids}, padding_side="left" if left else "right", return_tensors="pt")
+        return {name: batch[name].to(self.device) for name in ("input_ids", "attention_mask")}
 
 
 class NextTokenScorer(Scorer):
@@ -214,7 +241,9 @@ def explain(
     _check_additive(model)
     model.eval()
     max_length = max_length or model.config.max_position_embeddings
-    tokenized = split_words(tokenizer, text, max_length)
+    # a classifier's special tokens ([CLS] / [SEP] of a converted BERT) take room of their own
+    reserved = sum(map(len, special_tokens_around(tokenizer))) if scorer_class is ClassifierScorer else 0
+    tokenized = split_words(tokenizer, text, max_length - reserved)
     if not tokenized.input_ids:
         raise ValueError("the text has no tokens to explain (it is empty or only spaces)")
     if scorer_class is SummaryScorer:  # default: greedy, up to the model's target length

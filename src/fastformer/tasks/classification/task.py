@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from fastformer.data.text_classification import Example, LabelMap, read_examples
+from fastformer.data.tokenizer import special_tokens_around
 from fastformer.engine import inputs
 from fastformer.engine.init_from import check_start, start_from
 from fastformer.engine.outputs import write_jsonl
@@ -154,16 +155,6 @@ def evaluation_schedule(per_epoch: int, examples: int, batch_size: int) -> dict[
 
 HEAD_TOKENS = 128  # head+tail truncation: the first 128 tokens and the last max_length - 128 (Sun et al. 2019)
 TRUNCATIONS = ("head", "head+tail")
-
-
-def special_tokens_around(tokenizer) -> tuple[list[int], list[int]]:
-    """(ids before, ids after) a text that the tokenizer's own post-processor adds: [CLS] / [SEP] for a BERT's, none
-    for the tokenizers runs train (read off the encodings of one token with and without them)."""
-    probe = tokenizer.unk_token or "a"
-    ids = tokenizer(probe, add_special_tokens=True)["input_ids"]
-    bare = tokenizer(probe, add_special_tokens=False)["input_ids"]
-    at = next((i for i in range(len(ids) - len(bare) + 1) if ids[i : i + len(bare)] == bare), 0)
-    return ids[:at], ids[at + len(bare) :]
 
 
 def encode_texts(tokenizer, texts: list[str], max_length: int, truncation: str = "head") -> list[list[int]]:
