@@ -441,3 +441,20 @@ def test_two_torchrun_processes_pretrain_as_one_process(pretrained, tmp_path):
     assert len(losses[0]) == len(losses[1]) == 12
     for step, (a, b) in enumerate(zip(*losses, strict=True)):
         assert abs(a - b) < 1e-4, f"step {step + 1}: loss {a} (1 process) != {b} (2 processes)"
+
+
+def test_a_fasttext_exclude_file_drops_its_sentences_not_nothing(tmp_path):
+    """SST's test file (`__label__K<TAB>sentence`, what `train` reads natively) as --exclude: the planted test
+    sentences leave the corpus, counted per file (the label prefix used to be part of every excluded text, so
+    nothing matched while metrics.json reported 2,210 excluded texts)."""
+    sst_test = SHARED / "data" / "sst5" / "sst_test.txt"
+    planted = [line.split("\t", 1)[1] for line in sst_test.read_text().splitlines()[:4]]
+    corpus = [*planted, "A review that is not a test sentence.", "Nor is this one."]
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in corpus))
+    cfg = PretrainingConfig(train=str(tmp_path / "corpus.jsonl"), exclude=[str(sst_test)], validation_fraction=0.3)
+    report = {}
+    texts = load_texts(cfg, report)
+    assert sorted(texts["train"] + texts["validation"]) == sorted(corpus[4:])
+    decontamination = report["decontamination"]
+    assert decontamination["train_texts_dropped"] == 4 and decontamination["excluded_texts"] == 2210
+    assert decontamination["train_texts_dropped_by_file"] == {str(sst_test): 4}

@@ -58,14 +58,34 @@ def decontaminate(texts: list[str], excluded: set[str]) -> tuple[list[str], int,
     return kept, dropped, repeats
 
 
+def exclusion_texts(path: str, cfg: PretrainingConfig, where: dict[str, str] | None) -> list[str]:
+    """The texts of an evaluation file to keep out of training, read as the data it is: a fastText file
+    (`__label__K<TAB>text`, SST's format) by the labelled reader, so that its label prefix is not part of every text
+    (it was, and nothing ever matched); anything else by the corpus reader, with `--text-field` and the filters."""
+    from pathlib import Path
+
+    from fastformer.data.text_classification import DataError, detect_format, read_examples
+
+    try:
+        fasttext = cfg.format is None and detect_format(Path(path)) == "fasttext"
+    except DataError:  # no telling from the name or the first line: the corpus reader's rules apply
+        fasttext = False
+    if fasttext:
+        return [example.text for example in read_examples(path, format="fasttext")]
+    return read_corpus([path], cfg, where)
+
+
 def load_texts(cfg: PretrainingConfig, report: dict[str, Any], task: str = "pretraining") -> dict[str, list[str]]:
-    """train / validation texts, decontaminated against cfg.exclude; what was dropped goes into `report` (`task`:
-    who says so on standard error)."""
+    """train / validation texts, decontaminated against cfg.exclude; what was dropped goes into `report`, in all and
+    per exclude file (`task`: who says so on standard error)."""
     excluded: set[str] = set()
+    per_file: dict[str, set[str]] = {}
     for path in cfg.exclude:
-        excluded.update(normalise_text(t) for t in read_corpus([path], cfg, cfg.exclude_where))
+        per_file[path] = {normalise_text(t) for t in exclusion_texts(path, cfg, cfg.exclude_where)}
+        excluded |= per_file[path]
     train = read_corpus(cfg.train, cfg, cfg.train_where)
     read = len(train)
+    dropped_by_file = {path: sum(normalise_text(t) in texts for t in train) for path, texts in per_file.items()}
     train, dropped, repeats = decontaminate(train, excluded)
     validation_dropped = 0
     if cfg.validation:
@@ -81,6 +101,7 @@ def load_texts(cfg: PretrainingConfig, report: dict[str, Any], task: str = "pret
         exclude_files=list(cfg.exclude),
         exclude_where=cfg.exclude_where,
         excluded_texts=len(excluded),
+        train_texts_dropped_by_file=dropped_by_file,
         train_texts_dropped=dropped,
         validation_texts_dropped=validation_dropped,
         repeated_texts_dropped=repeats,
