@@ -49,6 +49,7 @@ def bad_files(tmp: Path) -> dict[str, Path]:
         "bad.yaml": "epochs: [1\n",
         "unknown.json": json.dumps({"epoch": 2}),
         "wrongtype.json": json.dumps({"epochs": "three"}),
+        "model5.yaml": "model: 5\n",
         "short.csv": "label,text\n1,fine\n2\n",
         "words.csv": "text,label\n" + "a fine film,pos\na dull film,neg\n" * 10,
         "mixed.jsonl": "".join(
@@ -88,6 +89,11 @@ USER_ERRORS = [
     (["train", "--config", "{tmp}/bad.yaml"], "--config: {tmp}/bad.yaml: not valid YAML"),
     (["train", "--config", "{tmp}/unknown.json"], "--epoch: no such setting for this task"),
     (["train", "--config", "{tmp}/wrongtype.json"], "--epochs: expected a number, got 'three'"),
+    (["train", "--config", "{tmp}/model5.yaml"], "model: 5 is not a mapping of FastformerConfig fields"),
+    (
+        ["train", "summarize", "--train", "{tmp}/short.csv", "--split", "1", "0", "0"],
+        "--split: 1 0 0: train and validation need at least 1 pair each",
+    ),
     (["train", "--where", "dev:split=x"], "--where 'dev:split=x': expected SPLIT:KEY=VALUE"),
     (["train", "lm"], "--train: language modelling needs a file of documents"),
     (["train", "news", "--train", "{tmp}", "--negatives", "0"], "--negatives: must be >= 1, got 0"),

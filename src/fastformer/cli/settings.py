@@ -15,7 +15,7 @@ import json
 import typing
 from typing import Any
 
-from fastformer.engine.settings import base_type, field_types, load_config_file
+from fastformer.engine.settings import SettingError, base_type, field_types, load_config_file
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -104,7 +104,14 @@ def resolve_settings(cls: type, namespace: argparse.Namespace, defaults: dict[st
     given = dict(vars(namespace))
     values: dict[str, Any] = dict(defaults or {})
     if "config" in given:
-        from_file = load_config_file(given.pop("config"))
+        path = given.pop("config")
+        from_file = load_config_file(path)
+        if not isinstance(from_file.get("model") or {}, dict):
+            raise SettingError(
+                "config",
+                f"{path}: model: {from_file['model']!r} is not a mapping of FastformerConfig fields (model: "
+                "{hidden_size: 128, ...})",
+            )
         values = {**values, **from_file, "model": {**values.get("model", {}), **(from_file.get("model") or {})}}
     for key, text in [item.partition("=")[::2] for item in given.pop("model_overrides", [])]:
         if not key:

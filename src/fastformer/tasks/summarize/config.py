@@ -73,6 +73,11 @@ class SummarizationConfig(LabelledDataSettings, WordInputSettings):
             raise SettingError("train", "summarization needs a file of document / summary pairs")
         if self.split is not None and (len(self.split) != 3 or self.validation or self.test):
             raise SettingError("split", "takes three sizes [train, validation, test] of the one --train file")
+        if self.split is not None and (self.split[0] < 1 or self.split[1] < 1 or self.split[2] < 0):
+            raise SettingError(
+                "split",
+                f"{' '.join(map(str, self.split))}: train and validation need at least 1 pair each, test 0 or more",
+            )
 
 
 @dataclass
