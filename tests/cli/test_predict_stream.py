@@ -177,3 +177,23 @@ def test_evaluate_reuses_the_runs_own_fields_and_threshold(tmp_path):
     out = tmp_path / "metrics.json"
     assert main(["evaluate", str(model), "--data", str(data), "--output", str(out)]) == 0  # no fields given
     assert json.loads(out.read_text())["examples"] == 80
+
+
+def test_predictions_of_a_nan_model_are_json_null_with_a_warning(classifier, tmp_path, capsys):
+    """A model whose weights went NaN: each probability is null (valid JSON, not a bare NaN) and one warning line
+    says why."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    broken = tmp_path / "broken"
+    shutil.copytree(classifier, broken, ignore=shutil.ignore_patterns("checkpoints"))
+    weights = load_file(str(broken / "model.safetensors"))
+    weights["classifier.bias"] = weights["classifier.bias"] * float("nan")
+    save_file(weights, str(broken / "model.safetensors"), metadata={"format": "pt"})
+    output = tmp_path / "p.jsonl"
+    assert main(["predict", str(broken), "a fine film", "--output", str(output), "--no-progress"]) == 0
+    record = json.loads(output.read_text())  # (a bare NaN would not parse as strict JSON below)
+    json.loads(output.read_text(), parse_constant=lambda name: pytest.fail(f"bare {name} in the output"))
+    assert all(p is None for p in record["probabilities"].values())
+    assert "predicted numbers were NaN or infinite (written as null)" in capsys.readouterr().err

@@ -44,7 +44,7 @@ def stream(
     from fastformer.cli.outputs import atomic_output
 
     bar = tqdm(unit=" inputs", file=sys.stderr, disable=not progress or None, dynamic_ncols=True)
-    count = 0
+    count = not_finite = 0
     with atomic_output(output) if output else contextlib.nullcontext(sys.stdout) as out, contextlib.closing(bar):
         iterator = iter(records)
         while batch := list(islice(iterator, chunk)):
@@ -53,8 +53,32 @@ def stream(
             for kind, number, text in batch:
                 record = {kind: number}
                 record.update({"blank": True} if not text.strip() else {"text": text[:80], **next(results)})
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                record, bad = finite_json(record)
+                not_finite += bad
+                out.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
             out.flush()
             bar.update(len(batch))
             count += len(batch)
+    if not_finite:
+        print(
+            f"warning: {not_finite} predicted numbers were NaN or infinite (written as null): the model's weights or "
+            "inputs are not finite",
+            file=sys.stderr,
+        )
     return count
+
+
+def finite_json(value):
+    """(value with every NaN / infinite float replaced by None, how many were): JSON has no NaN, and a bare `NaN`
+    in the output would break every JSON reader of it."""
+    import math
+
+    if isinstance(value, float):
+        return (value, 0) if math.isfinite(value) else (None, 1)
+    if isinstance(value, dict):
+        pairs = [(key, finite_json(item)) for key, item in value.items()]
+        return {key: item for key, (item, _) in pairs}, sum(bad for _, (_, bad) in pairs)
+    if isinstance(value, (list, tuple)):
+        items = [finite_json(item) for item in value]
+        return [item for item, _ in items], sum(bad for _, bad in items)
+    return value, 0
