@@ -458,3 +458,17 @@ def test_a_fasttext_exclude_file_drops_its_sentences_not_nothing(tmp_path):
     decontamination = report["decontamination"]
     assert decontamination["train_texts_dropped"] == 4 and decontamination["excluded_texts"] == 2210
     assert decontamination["train_texts_dropped_by_file"] == {str(sst_test): 4}
+
+
+def test_a_fasttext_corpus_is_read_without_its_labels_and_an_exclude_of_everything_is_one_line(tmp_path):
+    """SST's fastText file as --train: its sentences, not `__label__K<TAB>...` lines (the labels leaked into the
+    corpus); the same file as --exclude leaves nothing, refused in one line before the run folder exists."""
+    sst_dev = SHARED / "data" / "sst5" / "sst_dev.txt"
+    texts = load_texts(PretrainingConfig(train=str(sst_dev), validation_fraction=0.1), {})
+    assert not any("__label__" in t for t in texts["train"] + texts["validation"])
+    assert "It 's a lovely film with lovely performances by Buy and Accorsi ." in texts["train"] + texts["validation"]
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as refused:
+        main(["train", "pretrain", "--train", str(sst_dev), "--exclude", str(sst_dev), "--output-dir", str(out)])
+    assert "every one of the 1101 training texts occurs in the --exclude files" in str(refused.value.code)
+    assert not out.exists()

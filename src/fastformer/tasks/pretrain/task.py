@@ -35,11 +35,28 @@ def normalise_text(text: str) -> str:
 
 
 def read_corpus(paths: str | list[str], cfg: PretrainingConfig, where: dict[str, str] | None) -> list[str]:
-    """The texts of every file (comma-separated paths or a list), in order."""
+    """The texts of every file (comma-separated paths or a list), in order (`file_texts`)."""
+    files = [p.strip() for p in paths.split(",")] if isinstance(paths, str) else list(paths)
+    return [text for path in files if path for text in file_texts(path, cfg, where)]
+
+
+def file_texts(path: str, cfg: PretrainingConfig, where: dict[str, str] | None) -> list[str]:
+    """One file's texts, read as the data it is: a fastText file (`__label__K<TAB>text`, SST's format) by the
+    labelled reader, so that the label prefix is not part of every text (it was: a pretraining corpus learnt
+    "__label__4", and an exclude file in that format matched nothing); anything else by the corpus reader, with
+    `--text-field`, `--format` and the filters."""
+    from pathlib import Path
+
+    from fastformer.data.text_classification import DataError, detect_format, read_examples
     from fastformer.data.text_corpus import read_texts
 
-    files = [p.strip() for p in paths.split(",")] if isinstance(paths, str) else list(paths)
-    return [text for path in files if path for text in read_texts(path, cfg.text_field, cfg.format, where)]
+    try:
+        fasttext = cfg.format is None and detect_format(Path(path)) == "fasttext"
+    except DataError:  # no telling from the name or the first line: the corpus reader's rules apply
+        fasttext = False
+    if fasttext:
+        return [example.text for example in read_examples(path, format="fasttext")]
+    return list(read_texts(path, cfg.text_field, cfg.format, where))
 
 
 def decontaminate(texts: list[str], excluded: set[str]) -> tuple[list[str], int, int]:
@@ -58,35 +75,23 @@ def decontaminate(texts: list[str], excluded: set[str]) -> tuple[list[str], int,
     return kept, dropped, repeats
 
 
-def exclusion_texts(path: str, cfg: PretrainingConfig, where: dict[str, str] | None) -> list[str]:
-    """The texts of an evaluation file to keep out of training, read as the data it is: a fastText file
-    (`__label__K<TAB>text`, SST's format) by the labelled reader, so that its label prefix is not part of every text
-    (it was, and nothing ever matched); anything else by the corpus reader, with `--text-field` and the filters."""
-    from pathlib import Path
-
-    from fastformer.data.text_classification import DataError, detect_format, read_examples
-
-    try:
-        fasttext = cfg.format is None and detect_format(Path(path)) == "fasttext"
-    except DataError:  # no telling from the name or the first line: the corpus reader's rules apply
-        fasttext = False
-    if fasttext:
-        return [example.text for example in read_examples(path, format="fasttext")]
-    return read_corpus([path], cfg, where)
-
-
 def load_texts(cfg: PretrainingConfig, report: dict[str, Any], task: str = "pretraining") -> dict[str, list[str]]:
     """train / validation texts, decontaminated against cfg.exclude; what was dropped goes into `report`, in all and
     per exclude file (`task`: who says so on standard error)."""
     excluded: set[str] = set()
     per_file: dict[str, set[str]] = {}
     for path in cfg.exclude:
-        per_file[path] = {normalise_text(t) for t in exclusion_texts(path, cfg, cfg.exclude_where)}
+        per_file[path] = {normalise_text(t) for t in file_texts(path, cfg, cfg.exclude_where)}
         excluded |= per_file[path]
     train = read_corpus(cfg.train, cfg, cfg.train_where)
     read = len(train)
     dropped_by_file = {path: sum(normalise_text(t) in texts for t in train) for path, texts in per_file.items()}
     train, dropped, repeats = decontaminate(train, excluded)
+    if not train:
+        raise ValueError(
+            f"--exclude: every one of the {read} training texts occurs in the --exclude files; nothing is left to "
+            "train on (an evaluation file given as --train?)"
+        )
     validation_dropped = 0
     if cfg.validation:
         validation, validation_dropped, _ = decontaminate(
