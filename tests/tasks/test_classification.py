@@ -426,3 +426,32 @@ def test_head_and_tail_truncation_keeps_both_ends_with_the_tokenizers_special_to
 
     classifier = Classifier(out)
     assert classifier.truncation == "head+tail" and special_tokens_around(classifier.tokenizer) == ([], [])
+
+
+def test_resume_of_a_complete_run_with_a_damaged_checkpoint_changes_nothing(tmp_path):
+    """A damaged file in the last checkpoint (optimizer.pt cut short, rng_state.pth garbage): `--resume` is one line
+    naming it, before anything is written; the complete run stays byte-identical."""
+    import hashlib
+
+    out = tmp_path / "run"
+    args = ["train", "--train", str(SST / "sst_train.txt"), "--max-train-examples", "48", "--max-eval-examples", "8",
+            "--epochs", "1", *TINY, "--output-dir", str(out)]  # fmt: skip
+    assert main(args) == 0
+    last = sorted((out / "checkpoints").glob("checkpoint-*"))[-1]
+
+    def snapshot():
+        return {
+            str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest() for p in out.rglob("*") if p.is_file()
+        }
+
+    for name, damage in (("optimizer.pt", lambda b: b[: len(b) // 2]), ("rng_state.pth", lambda b: b"garbage")):
+        path = last / name
+        intact = path.read_bytes()
+        path.write_bytes(damage(intact))
+        before = snapshot()
+        with pytest.raises(SystemExit) as refused:
+            main([*args, "--resume"])
+        message = str(refused.value.code)
+        assert f"{name}: damaged" in message and "nothing was changed" in message and "\n" not in message, message
+        assert snapshot() == before
+        path.write_bytes(intact)

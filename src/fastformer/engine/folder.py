@@ -106,6 +106,41 @@ class RunFolderError(RuntimeError):
     """The folder cannot be used as asked (not ours, in use, or a checkpoint of other settings)."""
 
 
+def check_checkpoint_files(checkpoint: Path) -> None:
+    """Every file the Trainer reads back on a resume is whole, else RunFolderError naming it, raised before the run
+    folder changes (the Trainer reads them only after `begin`, and a damaged one then left a complete run
+    incomplete). torch's .pt / .pth files are zip archives: each member's CRC is checked, nothing is unpickled."""
+    import zipfile
+
+    for path in sorted(checkpoint.iterdir()):
+        why = None
+        if path.suffix in (".pt", ".pth", ".bin"):
+            try:
+                with zipfile.ZipFile(path) as archive:
+                    bad = archive.testzip()
+                why = f"member {bad} fails its checksum" if bad else None
+            except (zipfile.BadZipFile, OSError, EOFError) as error:
+                why = str(error) or type(error).__name__
+        elif path.suffix == ".json":
+            try:
+                json.loads(path.read_text())
+            except (json.JSONDecodeError, UnicodeDecodeError) as error:
+                why = f"not valid JSON ({error})"
+        elif path.suffix == ".safetensors":
+            from safetensors import safe_open
+
+            try:
+                with safe_open(str(path), framework="pt") as f:
+                    f.keys()
+            except Exception as error:  # SafetensorError / OSError, whatever the damage
+                why = str(error).splitlines()[0]
+        if why:
+            raise RunFolderError(
+                f"{path}: damaged ({why}); --resume cannot continue from {checkpoint.name} (remove that checkpoint "
+                "to resume from an earlier one, or start anew with --overwrite); nothing was changed"
+            )
+
+
 class RunFolder:
     """`with RunFolder(path, task, settings, ...) as run:` holds the folder for one run (main process)."""
 
@@ -386,6 +421,7 @@ class RunFolder:
                 f"{last}: its data changed since it was trained ({', '.join(changed)}: other contents under the same "
                 "path); resume with the data it was trained on, or start anew with --overwrite"
             )
+        check_checkpoint_files(last)
         return last
 
     # ---- the end ----------------------------------------------------------------------------------------------------
