@@ -89,6 +89,12 @@ def test_outputs_that_would_destroy_an_input_a_model_or_a_file_are_refused(tmp_p
     assert mine.read_text() == "keep"
     assert main(["predict", str(model), "hi", "--output", str(mine), "--overwrite", "--no-progress"]) == 0
     assert json.loads(mine.read_text())["argument"] == 1
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(mine)
+    for argv in (["predict", str(model), "hi"], ["evaluate", str(model), "--data", str(source)]):
+        with pytest.raises(SystemExit, match="link.jsonl: is a symbolic link"):
+            main([*argv, "--output", str(link), "--overwrite"])
+    assert json.loads(mine.read_text())["argument"] == 1  # the link's target as it was
 
 
 def test_a_damaged_folder_is_one_line_naming_the_file(tmp_path):

@@ -430,3 +430,31 @@ def test_a_run_killed_while_moving_its_files_in_leaves_nothing_the_next_run_keep
         second.begin()
         assert not (path / "model.safetensors").exists() and not (path / "config.json").exists()
     assert (path / "notes.txt").read_text() == "mine"
+
+
+def test_nothing_is_written_through_a_symbolic_link(tmp_path):
+    """A `.lock` or `run_config.json` link in the run folder, or the folder itself a link: refused in one line
+    naming the link, the link's target unchanged (the lock used to overwrite it with "pid N" even when refused)."""
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep me")
+    args = ["train", "--train", str(SHARED / "data" / "sst5" / "sst_train.txt"), "--max-train-examples", "32",
+            "--max-eval-examples", "8", "--epochs", "1", "--no-progress", "--model", "hidden_size=16",
+            "--model", "num_attention_heads=2", "--model", "intermediate_size=16", "--vocab-size", "300"]  # fmt: skip
+    real = tmp_path / "real"
+    real.mkdir()
+    cases = []
+    for name in (".lock", "run_config.json"):
+        folder = tmp_path / f"with-{name.strip('.')}"
+        folder.mkdir()
+        (folder / name).symlink_to(outside)
+        cases.append((folder, name, ["--overwrite"]))
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    cases.append((link, "link", []))
+    for folder, name, extra in cases:
+        with pytest.raises(SystemExit) as refused:
+            main([*args, *extra, "--output-dir", str(folder)])
+        message = str(refused.value.code)
+        assert "symbolic link" in message and name in message and "\n" not in message, message
+        assert outside.read_text() == "keep me"
+    assert list(real.iterdir()) == []

@@ -32,8 +32,13 @@ def check_output(
 ) -> Path:
     """`path` if a command may write it, else OutputRefused naming why: it is one of `inputs` (files read), lies inside
     one of `folders` (a model or data folder read) or inside any run folder (unless it is one of `allowed_inside`,
-    a file the command itself owns there), its folder does not exist, or it exists and `overwrite` is False."""
+    a file the command itself owns there), its folder does not exist, it is a symbolic link, or it exists and
+    `overwrite` is False."""
     target = Path(path)
+    if target.is_symlink():  # (its target would be written, wherever it points)
+        raise OutputRefused(
+            f"{flag} {target}: is a symbolic link; name a real file (nothing is written through a link)"
+        )
     resolved = target.resolve()
     for given in inputs:
         if given and resolved == Path(given).resolve():

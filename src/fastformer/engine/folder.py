@@ -106,6 +106,28 @@ class RunFolderError(RuntimeError):
     """The folder cannot be used as asked (not ours, in use, or a checkpoint of other settings)."""
 
 
+def refuse_links(folder: Path) -> None:
+    """A run writes nothing through a symbolic link: the folder itself, an entry in it, or one in its checkpoints /
+    tokenizer folders being a link is RunFolderError naming it, before anything is opened (a `.lock` link's target
+    was overwritten with "pid N" even when the run was then refused)."""
+    if folder.is_symlink():
+        raise RunFolderError(
+            f"{folder}: is a symbolic link; give the folder itself as --output-dir (a run writes nothing through links)"
+        )
+    if not folder.is_dir():
+        return
+    for parent in (folder, folder / CHECKPOINTS, folder / "tokenizer"):
+        if parent.is_dir() and not parent.is_symlink():
+            for entry in parent.iterdir():
+                if entry.is_symlink():
+                    raise RunFolderError(
+                        f"{entry}: is a symbolic link inside the run folder; a run writes nothing through a link "
+                        "(remove it, or choose another --output-dir); nothing was changed"
+                    )
+        elif parent.is_symlink():
+            raise RunFolderError(f"{parent}: is a symbolic link inside the run folder; remove it; nothing was changed")
+
+
 def check_checkpoint_files(checkpoint: Path) -> None:
     """Every file the Trainer reads back on a resume is whole, else RunFolderError naming it, raised before the run
     folder changes (the Trainer reads them only after `begin`, and a damaged one then left a complete run
@@ -172,6 +194,7 @@ class RunFolder:
             return self
         if self.path.exists() and not self.path.is_dir():
             raise RunFolderError(f"{self.path}: exists and is not a folder; choose another --output-dir")
+        refuse_links(self.path)
         existed, had_lock, had_marker = self.path.exists(), (self.path / LOCK).exists(), (self.path / MARKER).exists()
         if self.path.is_dir():  # a run in progress is named as such, before any other objection
             self._acquire_lock()
