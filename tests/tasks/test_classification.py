@@ -455,3 +455,40 @@ def test_resume_of_a_complete_run_with_a_damaged_checkpoint_changes_nothing(tmp_
         assert f"{name}: damaged" in message and "nothing was changed" in message and "\n" not in message, message
         assert snapshot() == before
         path.write_bytes(intact)
+
+
+def test_a_damaged_init_from_folder_is_refused_before_the_run_folder_exists(tmp_path):
+    """--init-from a folder with its weights cut short, a config.json that is not JSON, no weights, or tensors of
+    other sizes than its config.json: one line naming the file, and no output folder (they were tracebacks, mostly
+    after the run folder had been started)."""
+    import shutil
+
+    good = tmp_path / "good"
+    base = ["train", "--train", str(SST / "sst_train.txt"), "--max-train-examples", "32", "--max-eval-examples", "8",
+            "--epochs", "1", "--max-length", "64"]  # fmt: skip
+    assert main([*base, *TINY, "--output-dir", str(good)]) == 0
+
+    def truncate(folder):
+        weights = folder / "model.safetensors"
+        weights.write_bytes(weights.read_bytes()[:2000])
+
+    def resize(folder):
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**config, "hidden_size": 64, "num_attention_heads": 4}))
+
+    damages = {
+        "model.safetensors: damaged": truncate,
+        "config.json: damaged, not valid JSON": lambda f: (f / "config.json").write_text("{"),
+        "no model.safetensors (the weights are missing)": lambda f: (f / "model.safetensors").unlink(),
+        "has shape (32,), its config.json gives (64,)": resize,
+    }
+    for i, (says, damage) in enumerate(damages.items()):
+        folder = tmp_path / f"damaged{i}"
+        shutil.copytree(good, folder, ignore=shutil.ignore_patterns("checkpoints"))
+        damage(folder)
+        out = tmp_path / f"out{i}"
+        with pytest.raises(SystemExit) as refused:
+            main([*base, "--init-from", str(folder), "--output-dir", str(out)])
+        message = str(refused.value.code)
+        assert says in message and "\n" not in message, message
+        assert not out.exists()

@@ -196,11 +196,63 @@ def start_from(model_class, cfg, head_fields: dict[str, Any], tokenizer, max_len
     return model, origin_report(cfg.init_from, fresh)
 
 
+def check_folder_files(folder: str | Path) -> None:
+    """A damaged --init-from folder is one line naming the file, before anything loads it: config.json that is not
+    JSON, no weights, a model.safetensors whose header cannot be read (truncated, garbage)."""
+    import json
+
+    folder = Path(folder)
+    config = folder / "config.json"
+    if config.is_file():
+        try:
+            json.loads(config.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise InitFromError(f"--init-from {config}: damaged, not valid JSON ({error})") from None
+    weights = folder / "model.safetensors"
+    if not weights.is_file():
+        if not (folder / "model.safetensors.index.json").is_file():
+            raise InitFromError(f"--init-from {folder}: no model.safetensors (the weights are missing)")
+        return
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(weights), framework="pt") as f:
+            f.keys()
+    except Exception as error:  # SafetensorError / OSError: a damaged file, whatever the damage
+        raise InitFromError(f"--init-from {weights}: damaged ({str(error).splitlines()[0]})") from None
+
+
+def check_tensor_shapes(folder: str | Path, config) -> None:
+    """Every encoder tensor of the folder has the shape its config.json gives it (a file edited or mixed up with
+    another model's): one line naming the first that does not, before anything is built. The expected shapes come
+    from the encoder built on the meta device (no memory, no time)."""
+    import torch
+    from safetensors import safe_open
+
+    from fastformer.models.fastformer import FastformerModel
+
+    weights = Path(folder) / "model.safetensors"
+    if not weights.is_file():
+        return
+    with torch.device("meta"):
+        expected = {name: tuple(t.shape) for name, t in FastformerModel(config).state_dict().items()}
+    with safe_open(str(weights), framework="pt") as f:
+        for key in f.keys():
+            name = key.removeprefix("fastformer.")
+            if name in expected and tuple(f.get_slice(key).get_shape()) != expected[name]:
+                raise InitFromError(
+                    f"--init-from {weights}: {key} has shape {tuple(f.get_slice(key).get_shape())}, its config.json "
+                    f"gives {expected[name]} (damaged or mixed up with another model's weights)"
+                )
+
+
 def check_start(cfg, head_fields: dict[str, Any], max_length: int) -> None:
     """Refuses a --init-from folder that cannot start this run, before the run folder is touched."""
     if cfg.init_from:
+        check_folder_files(cfg.init_from)
         tokenizer = pretrained_tokenizer(cfg.init_from, cfg.tokenizer)
         config = fine_tuning_config(cfg.init_from, head_fields, cfg.model, cfg.architecture, tokenizer, max_length)
+        check_tensor_shapes(cfg.init_from, pretrained_config(cfg.init_from))
         if getattr(cfg, "layer_lr_decay", 1.0) != 1.0 and config.layer_sharing:
             raise InitFromError(
                 f"--layer-lr-decay {cfg.layer_lr_decay}: --init-from {cfg.init_from} shares one layer across its "
