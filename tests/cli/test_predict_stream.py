@@ -203,3 +203,21 @@ def test_predictions_of_a_nan_model_are_json_null_with_a_warning(classifier, tmp
     json.loads(output.read_text(), parse_constant=lambda name: pytest.fail(f"bare {name} in the output"))
     assert all(p is None for p in record["probabilities"].values())
     assert "predicted numbers were NaN or infinite (written as null)" in capsys.readouterr().err
+
+
+def test_export_on_a_full_disk_leaves_nothing_half_written(classifier, tmp_path):
+    """`fastformer export` with too little room (a file-size limit, as a full disk): one line, exit 2, and no output
+    folder at all (it used to leave a truncated model.pt2 with nothing marking it incomplete), no staging left."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "fastformer"
+    out = tmp_path / "exported"
+    done = subprocess.run(
+        ["bash", "-c", f"ulimit -f 64; exec {exe} export {classifier} {out}"], capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1].startswith("fastformer export:") and "File too large" in done.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+    assert main(["export", str(classifier), str(out)]) == 0 and (out / "model.pt2").is_file()  # with room: whole

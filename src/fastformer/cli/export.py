@@ -26,13 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     """Export `model_dir` into `output_dir`; returns what was written."""
-    import json
     import shutil
+    import tempfile
     from pathlib import Path
-
-    import torch
-    from torch.export import Dim
-    from transformers import AutoTokenizer
 
     from fastformer.tasks.registry import TASKS, task_for_verb
 
@@ -47,12 +43,35 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     from fastformer.cli.outputs import OutputRefused, check_output_folder
 
     try:  # never into the model folder, another run's folder or a folder that holds something
-        out = check_output_folder(output_dir, flag="OUT", folders=(model_dir,))
+        target = check_output_folder(output_dir, flag="OUT", folders=(model_dir,))
     except OutputRefused as error:
         raise ValueError(str(error)) from None
-    out.mkdir(parents=True, exist_ok=True)
+    # written into a staging folder beside OUT and renamed at the end: a failure (a full disk, an op export cannot
+    # trace) leaves no OUT at all, never a truncated model.pt2 that looks complete
+    target.parent.mkdir(parents=True, exist_ok=True)
+    out = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-", dir=target.parent))
+    try:
+        out.chmod(0o755)  # mkdtemp's 0700 would make the exported folder private
+        written = _export_into(out, model, module, model_dir, task, onnx)
+        if target.exists():
+            target.rmdir()  # (check_output_folder let only an empty one through)
+        out.rename(target)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    return written
 
+
+def _export_into(out, model, module, model_dir: str, task: str, onnx: bool) -> dict:
+    """Write the programs, tokenizer, config and export.json of `model` into `out`; returns what was written."""
     import inspect
+    import json
+    import shutil
+    from pathlib import Path
+
+    import torch
+    from torch.export import Dim
+    from transformers import AutoTokenizer
 
     takes = inspect.signature(model.forward).parameters
     extra = dict(use_cache=False) if "use_cache" in takes else {}  # logits only, no decoding state
@@ -85,7 +104,7 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
         shapes["decoder_input_ids"] = {0: batch, 1: Dim("summary", min=1, max=model.config.max_target_positions)}
     with torch.no_grad():
         program = torch.export.export(wrapped, (), example, dynamic_shapes=shapes)
-    torch.export.save(program, out / "model.pt2")
+    save_program(program, out / "model.pt2")
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     if tokenizer.model_max_length > positions:  # a folder of an earlier version: its tokenizer had no limit
         tokenizer.model_max_length = positions
@@ -114,10 +133,21 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     return written
 
 
+def save_program(program, path) -> None:
+    """torch.export.save through memory, then one Python write: torch's own zip writer aborts the whole process
+    (std::terminate) when the disk fills under it, where a Python write raises OSError that the command reports."""
+    import io
+
+    import torch
+
+    buffer = io.BytesIO()
+    torch.export.save(program, buffer)
+    path.write_bytes(buffer.getbuffer())
+
+
 def generation_programs(model, task_module, out) -> dict:
     """Write the task's generate-ready programs (prefill + one-token decode, the fixed-size decoding state as plain
     tensors) where it has them; what was written (or why not), for export.json."""
-    import torch
 
     if not hasattr(task_module, "generation_export"):
         return {}
@@ -125,8 +155,8 @@ def generation_programs(model, task_module, out) -> dict:
     if "programs" not in pair:
         return dict(generation=pair["reason"])
     prefill, decode = pair["programs"]
-    torch.export.save(prefill, out / "prefill.pt2")
-    torch.export.save(decode, out / "decode.pt2")
+    save_program(prefill, out / "prefill.pt2")
+    save_program(decode, out / "decode.pt2")
     return dict(
         generation=dict(
             prefill="prefill.pt2: (input_ids, attention_mask) -> (next-token logits, *state)",
