@@ -121,8 +121,20 @@ def load_checkpoint(path: str | Path) -> dict[str, torch.Tensor]:
     if path.suffix == ".safetensors":
         from safetensors.torch import load_file
 
-        return load_file(str(path))
-    return torch.load(path, map_location="cpu", weights_only=True)
+        try:
+            return load_file(str(path))
+        except Exception as error:  # SafetensorError / OSError: damaged, whatever the damage
+            raise ValueError(f"{path}: damaged ({str(error).splitlines()[0]})") from None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # a pickle of other objects (refused by weights_only), truncation, not a torch file
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ValueError(
+            f"{path}: not a plain state_dict of tensors (read with weights_only, no code is run: {first[:160]})"
+        ) from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{path}: holds a {type(state).__name__}, not a state_dict (a mapping of names to tensors)")
+    return state
 
 
 def convert_official_file(source: str | Path, output_dir: str | Path) -> FastformerForSequenceClassification:

@@ -57,3 +57,37 @@ def test_foreign_checkpoint_is_refused(fixture):
         rename_official({**fixture, "bert.embeddings.weight": torch.zeros(1)})
     with pytest.raises(KeyError, match="missing"):
         from_official({"dense_linear.weight": torch.zeros(4, 64)})
+
+
+def test_convert_official_refuses_a_run_folder_a_pickle_and_a_link_and_writes_nothing(fixture, tmp_path):
+    """convert-official never writes over a folder that holds something (a complete run), reads a pickle of other
+    objects as the one line it is (weights_only: no code runs), and writes nothing through a link."""
+    import argparse
+    import hashlib
+
+    from fastformer.cli.main import main
+
+    source = tmp_path / "notebook.safetensors"
+    source.write_bytes(FIXTURE.read_bytes())
+    run = tmp_path / "run"
+    assert main(["convert-official", str(source), str(run)]) == 0
+    (run / "run_complete.json").write_text("{}")  # as a complete run has
+
+    def snapshot():
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in run.iterdir()}
+
+    before = snapshot()
+    pickle = tmp_path / "objects.pt"
+    torch.save({"model": argparse.Namespace(a=1)}, pickle)  # an object weights_only refuses to rebuild
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "elsewhere")
+    cases = [
+        ([str(source), str(run)], "not empty; write into a new folder"),
+        ([str(pickle), str(tmp_path / "new")], "not a plain state_dict of tensors"),
+        ([str(source), str(link)], "is a symbolic link"),
+    ]
+    for argv, says in cases:
+        with pytest.raises(SystemExit) as refused:
+            main(["convert-official", *argv])
+        assert says in str(refused.value.code) and "\n" not in str(refused.value.code), refused.value.code
+    assert snapshot() == before and not (tmp_path / "new").exists() and not (tmp_path / "elsewhere").exists()

@@ -16,12 +16,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fastformer.convert import convert_official_file
+    from fastformer.cli.outputs import OutputRefused, check_output_folder, staged_folder
+    from fastformer.convert import from_official, load_checkpoint
 
-    try:
-        model = convert_official_file(args.checkpoint, args.output_dir)
-    except (FileNotFoundError, KeyError) as error:
-        raise SystemExit(f"fastformer convert-official: {error}") from None
+    try:  # never over a run or any folder that holds something; written whole or not at all
+        target = check_output_folder(args.output_dir, flag="OUTPUT", folders=(args.checkpoint,))
+        model = from_official(load_checkpoint(args.checkpoint))
+        with staged_folder(target) as staging:
+            model.save_pretrained(staging)
+    except (FileNotFoundError, KeyError, ValueError, OSError, OutputRefused) as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error  # (no KeyError quotes)
+        raise SystemExit(f"fastformer convert-official: {message}") from None
     c = model.config
     print(
         f"wrote {args.output_dir}: official preset, hidden {c.hidden_size}, {c.num_attention_heads} heads, "

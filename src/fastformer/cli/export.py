@@ -26,10 +26,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     """Export `model_dir` into `output_dir`; returns what was written."""
-    import shutil
-    import tempfile
-    from pathlib import Path
-
     from fastformer.tasks.registry import TASKS, task_for_verb
 
     task, architecture = task_for_verb(model_dir, "export")
@@ -40,26 +36,15 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
             f"{model_dir}: a {architecture or task} folder; export takes Fastformer classifiers, language models "
             "and summarizers"
         )
-    from fastformer.cli.outputs import OutputRefused, check_output_folder
+    from fastformer.cli.outputs import OutputRefused, check_output_folder, staged_folder
 
     try:  # never into the model folder, another run's folder or a folder that holds something
         target = check_output_folder(output_dir, flag="OUT", folders=(model_dir,))
     except OutputRefused as error:
         raise ValueError(str(error)) from None
-    # written into a staging folder beside OUT and renamed at the end: a failure (a full disk, an op export cannot
-    # trace) leaves no OUT at all, never a truncated model.pt2 that looks complete
-    target.parent.mkdir(parents=True, exist_ok=True)
-    out = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-", dir=target.parent))
-    try:
-        out.chmod(0o755)  # mkdtemp's 0700 would make the exported folder private
-        written = _export_into(out, model, module, model_dir, task, onnx)
-        if target.exists():
-            target.rmdir()  # (check_output_folder let only an empty one through)
-        out.rename(target)
-    except BaseException:
-        shutil.rmtree(out, ignore_errors=True)
-        raise
-    return written
+    # a failure (a full disk, an op export cannot trace) leaves no OUT at all, never a truncated model.pt2
+    with staged_folder(target) as out:
+        return _export_into(out, model, module, model_dir, task, onnx)
 
 
 def _export_into(out, model, module, model_dir: str, task: str, onnx: bool) -> dict:

@@ -70,12 +70,37 @@ def check_output_folder(path: str | Path, *, flag: str, folders: tuple[str | Pat
     """A folder a command writes its files into (made if missing): never one it reads or inside a run folder, never
     a file, never a folder that holds something."""
     target = Path(path)
+    if target.is_symlink():
+        raise OutputRefused(
+            f"{flag} {target}: is a symbolic link; name a real folder (nothing is written through a link)"
+        )
     _refuse_inside(target, flag, folders)
     if target.exists() and not target.is_dir():
         raise OutputRefused(f"{flag} {target}: is a file")
     if target.is_dir() and any(target.iterdir()):
         raise OutputRefused(f"{flag} {target}: not empty; write into a new folder")
     return target
+
+
+@contextlib.contextmanager
+def staged_folder(target: Path) -> Iterator[Path]:
+    """A staging folder beside `target` (an empty or missing folder, as `check_output_folder` lets through), renamed
+    onto it when the block ends without an error and removed when it does not: a failed command (a full disk, an
+    error half-way) leaves no `target` at all, never a half-written one that looks complete."""
+    import shutil
+    import tempfile
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-", dir=target.parent))
+    try:
+        staging.chmod(0o755)  # mkdtemp's 0700 would make the folder private
+        yield staging
+        if target.exists():
+            target.rmdir()
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 @contextlib.contextmanager
