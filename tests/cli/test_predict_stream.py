@@ -221,3 +221,14 @@ def test_export_on_a_full_disk_leaves_nothing_half_written(classifier, tmp_path)
     assert done.stderr.strip().splitlines()[-1].startswith("fastformer export:") and "File too large" in done.stderr
     assert not out.exists() and list(tmp_path.iterdir()) == []
     assert main(["export", str(classifier), str(out)]) == 0 and (out / "model.pt2").is_file()  # with room: whole
+
+
+def test_a_file_that_is_not_utf8_is_one_line_for_explain_as_for_predict(classifier, tmp_path):
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("café film\n".encode("latin-1"))
+    for argv in (["explain", str(classifier), "--file", str(latin1), "--output-dir", str(tmp_path / "pages")],
+                 ["predict", str(classifier), "--file", str(latin1)]):  # fmt: skip
+        with pytest.raises(SystemExit) as refused:
+            main(argv)
+        assert "latin1.txt:1: not UTF-8 text (byte 0xe9 at column 4)" in str(refused.value.code)
+    assert not (tmp_path / "pages").exists()

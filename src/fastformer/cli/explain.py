@@ -35,10 +35,15 @@ def _texts(args: argparse.Namespace) -> list[tuple[str, str]]:
         from fastformer.cli.inputs import not_a_file
 
         _fail(not_a_file(args.file))
+    from fastformer.data import DataError
+
     named = []
-    for kind, number, text in inputs(args.texts, args.file):
-        if text.strip():
-            named.append((f"{'arg' if kind == 'argument' else 'line'}-{number}", text))
+    try:  # a file that is not UTF-8 (or not readable) is one line, as predict says it
+        for kind, number, text in inputs(args.texts, args.file):
+            if text.strip():
+                named.append((f"{'arg' if kind == 'argument' else 'line'}-{number}", text))
+    except (DataError, OSError) as error:
+        _fail(str(error))
     if not named:
         _fail("give texts or --file (with at least one non-blank line)")
     return named
