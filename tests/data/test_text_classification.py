@@ -5,7 +5,7 @@ import gzip
 import pytest
 
 from fastformer.data import DataError, LabelMap, read_examples
-from fastformer.data.text_classification import canonical_label
+from fastformer.data.text_classification import Example, canonical_label
 from tests.helpers import SHARED
 
 DATA = SHARED / "data"
@@ -253,3 +253,35 @@ def test_integer_labels_keep_every_digit():
     assert canonical_label("9007199254740993") != canonical_label("9007199254740992")
     assert canonical_label("9007199254740993") == "9007199254740993"
     assert [canonical_label(x) for x in ("1", "1.0", " 01 ", "0.50", "1e3")] == ["1", "1", "1", "0.5", "1000"]
+
+
+@pytest.mark.parametrize("header, text_first", [("txt,lable", True), ("review_polarity,review", False)])
+def test_a_header_of_unknown_names_is_refused_naming_its_fields_not_read_as_data(tmp_path, header, text_first):
+    """Real Yelp reviews under a header of names the reader does not know: refused in one line that shows the header
+    and the flag to pass (they were read as data, positionally: texts became labels, or the header a class)."""
+    import csv
+    import gzip
+
+    with gzip.open(SHARED / "data" / "yelp5" / "yelp_dev.csv.gz", "rt") as f:
+        rows = [row for row, _ in zip(csv.reader(f), range(50), strict=False)]
+    path = tmp_path / "mine.csv"
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header.split(","))
+        writer.writerows([[text, label] if text_first else [label, text] for label, text in rows])
+    with pytest.raises(DataError) as refused:
+        read_examples(path)
+    message = str(refused.value)
+    assert f"the header {header.split(',')}" in message and "pass --label-field NAME" in message
+    names = header.split(",")
+    label, text = (names[1], names[0]) if text_first else (names[0], names[1])
+    examples = read_examples(path, label_field=label, text_field=text)  # the flags it names work
+    assert len(examples) == 50 and {e.label for e in examples} <= {"0", "1", "2", "3", "4"}
+
+
+def test_an_unknown_label_error_lists_a_few_short_labels():
+    labels = LabelMap([f"a whole review read as a label by mistake, number {i}" for i in range(30)])
+    with pytest.raises(DataError) as refused:
+        labels.encode(Example("x", "another", "f.csv:7"))
+    message = str(refused.value)
+    assert "... 30 in all" in message and len(message) < 600

@@ -130,6 +130,21 @@ def _looks_like_header(first: list[str], sample: list[list[str]], label_index: i
     return numeric or cell.lower() in LABEL_COLUMN_NAMES
 
 
+def _names_over_texts(first: list[str], sample: list[list[str]]) -> bool:
+    """Whether a first row is a header by its shape: one-word names (no number) over a column whose cells below are
+    texts (a median of 4 words or more). Catches headers of
+    names the lists above lack (`txt,lable`, `review_polarity,review`), which were read as data: positionally, the
+    texts becoming labels."""
+    cells = [cell.strip() for cell in first]
+    if not sample or any(not c or _NUMBER.fullmatch(c) or len(c) > 40 or len(c.split()) > 1 for c in cells):
+        return False  # (a name is one word: a header-less first row's text of one word is rare, of more words common)
+    for j in range(len(first)):
+        words = sorted(len(row[j].split()) for row in sample if len(row) > j)
+        if words and words[len(words) // 2] >= 4:
+            return True
+    return False
+
+
 def _names_columns(row: list[str]) -> bool:
     """Whether a first row is a header by its names: a usual text column name and a usual label column name."""
     cells = {cell.strip().lower() for cell in row}
@@ -186,7 +201,11 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
                 except csv.Error as error:
                     raise DataError(path, previous + 1, None, f"malformed row: {error}") from None
             rows_after = [row for _, row in sample]
-            has_header = named or (len(first) > abs(guess_label) and _looks_like_header(first, rows_after, guess_label))
+            has_header = (
+                named
+                or (len(first) > abs(guess_label) and _looks_like_header(first, rows_after, guess_label))
+                or _names_over_texts(first, rows_after)
+            )
         header = first if has_header else None
         width = len(first)
         if header is not None:  # a header: columns by name, never by position unless given
@@ -336,7 +355,9 @@ class LabelMap:
             return self.index[example.label]
         except KeyError:
             path, _, line = example.source.rpartition(":")
-            known = self.labels if len(self.labels) <= 20 else [*self.labels[:20], f"... {len(self.labels)} in all"]
+            # a few, each short: when texts were read as labels (a wrong column) the list would be the texts
+            shown = [k if len(k) <= 40 else k[:40] + "..." for k in self.labels[:5]]
+            known = shown if len(self.labels) <= 5 else [*shown, f"... {len(self.labels)} in all"]
             label = example.label if len(example.label) <= 80 else example.label[:80] + "..."
             raise DataError(
                 path, int(line), "label", f"label {label!r} was not seen in training; known labels: {known}"
