@@ -492,3 +492,18 @@ def test_a_damaged_init_from_folder_is_refused_before_the_run_folder_exists(tmp_
         message = str(refused.value.code)
         assert says in message and "\n" not in message, message
         assert not out.exists()
+
+
+def test_init_from_speaks_in_the_commands_own_line_not_the_librarys_report(tmp_path):
+    """`--init-from` as a user runs it (the console script): one line of what was copied and what is new, no
+    transformers load report ("MISSING ... newly initialized", read as an error) and no "Loading weights" bars."""
+    start = tmp_path / "start"
+    base = ["train", "--train", str(SST / "sst_train.txt"), "--max-train-examples", "32", "--max-eval-examples", "8",
+            "--epochs", "1", "--max-length", "64", "--no-progress"]  # fmt: skip
+    assert main([*base, *TINY, "--output-dir", str(start)]) == 0
+    done = fastformer(
+        *base, "--binary-threshold", "3", "--init-from", str(start), "--output-dir", str(tmp_path / "run")
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"--init-from {start}: " in done.stderr and "new: classifier" in done.stderr
+    assert "LOAD REPORT" not in done.stderr and "Loading weights" not in done.stderr and "MISSING" not in done.stderr

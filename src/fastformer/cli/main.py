@@ -45,6 +45,24 @@ def build_parser() -> OneLineParser:
     return parser
 
 
+def quiet_libraries() -> None:
+    """The command speaks in its own lines: transformers' load reports ("MISSING ... newly initialized", which read
+    like errors on every --init-from) and its "Loading weights" bars are off, unless the user's environment sets
+    them (TRANSFORMERS_VERBOSITY, HF_HUB_DISABLE_PROGRESS_BARS). Set before transformers is imported, and applied to
+    it too when it already is. The Trainer's own progress bars stay (--no-progress turns them off)."""
+    import os
+
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if "transformers" in sys.modules:
+        from transformers.utils import logging
+
+        if os.environ["TRANSFORMERS_VERBOSITY"] == "error":
+            logging.set_verbosity_error()
+        if os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1":
+            logging.disable_progress_bar()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a command (exit code). A user error raises SystemExit("fastformer COMMAND: what is wrong")."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -61,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 def console() -> int:
     """The `fastformer` console script: a user error (a bad argument, a missing or malformed file, a folder that
     cannot be used) is one line on standard error and exit code 2, never a traceback."""
+    quiet_libraries()
     try:
         return main()
     except SystemExit as exit:

@@ -123,8 +123,18 @@ def fine_tuning_config(
 def load_encoder(model_class, folder: str | Path, config):
     """`model_class` with the folder's encoder tensors (`fastformer.*`) and a fresh head. Tensors that are neither
     copied nor the head's own are refused: a renamed or missing encoder tensor would otherwise start random."""
-    model, info = model_class.from_pretrained(str(folder), config=config, output_loading_info=True)
-    fresh = set(info.get("missing_keys", ()))
+    # a head of another size (a 5-class classifier's folder starting a binary one) starts fresh like a missing one;
+    # transformers would raise on it, so sizes are compared here: the encoder's must match (refused below)
+    model, info = model_class.from_pretrained(
+        str(folder), config=config, output_loading_info=True, ignore_mismatched_sizes=True
+    )
+    mismatched_names = {
+        entry[0] if isinstance(entry, (tuple, list)) else entry for entry in info.get("mismatched_keys") or []
+    }
+    encoder_mismatched = sorted(k for k in mismatched_names if encoder_depth(k) is not None)
+    if encoder_mismatched:
+        raise InitFromError(f"--init-from {folder}: encoder tensors of another shape: {encoder_mismatched[:3]}")
+    fresh = set(info.get("missing_keys", ())) | mismatched_names
     # the local-mixing convolutions a run switches on (--model local_mixing=K) start as the identity: the encoder's
     # outputs are the folder's until they learn
     encoder_missing = sorted(
@@ -137,9 +147,6 @@ def load_encoder(model_class, folder: str | Path, config):
             f"--init-from {folder}: the folder lacks encoder tensors {', '.join(encoder_missing[:5])}"
             f"{' ...' if len(encoder_missing) > 5 else ''}"
         )
-    mismatched = info.get("mismatched_keys") or []
-    if mismatched:
-        raise InitFromError(f"--init-from {folder}: tensors of another shape: {mismatched[:3]}")
     if model.can_generate():  # decoding settings come from this run's config, not the pretrained folder's
         from transformers import GenerationConfig
 
@@ -193,7 +200,18 @@ def start_from(model_class, cfg, head_fields: dict[str, Any], tokenizer, max_len
     fields are `head_fields`; every mismatch refused (`fine_tuning_config`)."""
     config = fine_tuning_config(cfg.init_from, head_fields, cfg.model, cfg.architecture, tokenizer, max_length)
     model, fresh = load_encoder(model_class, cfg.init_from, config)
+    report_start(cfg.init_from, model, fresh)
     return model, origin_report(cfg.init_from, fresh)
+
+
+def report_start(folder, model, fresh: list[str]) -> None:
+    """One line on standard error: what --init-from copied and what starts new (in place of transformers' report)."""
+    import sys
+
+    copied = sum(1 for name in model.state_dict() if name not in set(fresh))
+    parts = sorted({name.rsplit(".", 1)[0] for name in fresh})
+    new = ", ".join(parts[:4]) + (f" and {len(parts) - 4} more" if len(parts) > 4 else "") if parts else "nothing"
+    print(f"--init-from {folder}: {copied} tensors copied; new: {new}", file=sys.stderr)
 
 
 def check_folder_files(folder: str | Path) -> None:
