@@ -232,3 +232,14 @@ def test_a_file_that_is_not_utf8_is_one_line_for_explain_as_for_predict(classifi
             main(argv)
         assert "latin1.txt:1: not UTF-8 text (byte 0xe9 at column 4)" in str(refused.value.code)
     assert not (tmp_path / "pages").exists()
+
+
+def test_a_second_evaluation_on_the_same_data_says_where_it_goes(classifier, tmp_path, capsys):
+    data = tmp_path / "mine.csv"
+    data.write_text("label,text\n0,w1 w2 mark0x0\n1,w3 mark1x1\n2,w4 mark2x2\n")
+    for _ in range(2):
+        assert main(["evaluate", str(classifier), "--data", str(data)]) == 0
+    captured = capsys.readouterr()
+    second = classifier / "evaluations" / "mine-2"
+    assert (second / "metrics.json").is_file()
+    assert f"holds an earlier evaluation: this one goes to {second}" in captured.err and str(second) in captured.out

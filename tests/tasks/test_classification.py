@@ -507,3 +507,29 @@ def test_init_from_speaks_in_the_commands_own_line_not_the_librarys_report(tmp_p
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"--init-from {start}: " in done.stderr and "new: classifier" in done.stderr
     assert "LOAD REPORT" not in done.stderr and "Loading weights" not in done.stderr and "MISSING" not in done.stderr
+
+
+@pytest.mark.slow
+def test_ctrl_c_is_one_line_and_the_run_resumes(tmp_path):
+    """Ctrl-C (SIGINT) during training: exit 130, one line saying how to continue, no traceback, the folder not
+    locked: `--resume` finishes the run."""
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    args = [*RESUME_ARGS, "--max-train-examples", "64", "--max-eval-examples", "16"]  # (the later flags win)
+    exe = str(Path(sys.executable).parent / "fastformer")
+    process = subprocess.Popen([exe, *args, "--output-dir", str(out)], stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while not list((out / "checkpoints").glob("checkpoint-*/trainer_state.json")):
+        assert process.poll() is None and time.time() < deadline, "the run ended before it could be interrupted"
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    stderr = process.communicate(timeout=120)[1]
+    assert process.returncode == 130, stderr[-2000:]
+    assert stderr.strip().splitlines()[-1] == (
+        "fastformer train: interrupted (the same command with --resume continues from its last checkpoint)"
+    )
+    assert "Traceback" not in stderr
+    assert fastformer(*args, "--output-dir", str(out), "--resume").returncode == 0
+    assert (out / "run_complete.json").is_file()

@@ -67,6 +67,10 @@ def output_path(model_dir: str, settings, companion: str | None = None) -> Path:
         n += 1
         folder = base / f"{stem}-{n}"
     folder.mkdir(parents=True)
+    if n > 1:  # said before the work, not found afterwards
+        import sys
+
+        print(f"{base / stem} holds an earlier evaluation: this one goes to {folder}", file=sys.stderr)
     return folder / "metrics.json"
 
 

@@ -82,6 +82,11 @@ def console() -> int:
     quiet_libraries()
     try:
         return main()
+    except KeyboardInterrupt:  # Ctrl-C: one line, the run folder's lock released on the way out (RunFolder.__exit__)
+        command = sys.argv[1] if len(sys.argv) > 1 else "fastformer"
+        resume = " (the same command with --resume continues from its last checkpoint)" if command == "train" else ""
+        print(f"fastformer {command}: interrupted{resume}", file=sys.stderr)
+        return 130
     except SystemExit as exit:
         if isinstance(exit.code, str):
             print(exit.code, file=sys.stderr)
