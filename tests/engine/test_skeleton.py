@@ -90,6 +90,8 @@ USER_ERRORS = [
     (["train", "--config", "{tmp}/unknown.json"], "--epoch: no such setting for this task"),
     (["train", "--config", "{tmp}/wrongtype.json"], "--epochs: expected a number, got 'three'"),
     (["train", "--config", "{tmp}/model5.yaml"], "model: 5 is not a mapping of FastformerConfig fields"),
+    (["train", "--train", "{tmp}", "--output-dir", "{tmp}", "--overwrite"], "{tmp} is the --train data {tmp}"),
+    (["train", "--train", "{tmp}", "--output-dir", "{tmp}/run"], "{tmp}/run lies inside the --train data {tmp}"),
     (
         ["train", "summarize", "--train", "{tmp}/short.csv", "--split", "1", "0", "0"],
         "--split: 1 0 0: train and validation need at least 1 pair each",

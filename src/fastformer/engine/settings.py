@@ -193,6 +193,32 @@ class RunConfig(Settings):
     logging_steps: int = setting(20, "log the training loss every N steps", minimum=1, shapes_weights=False)
     progress: bool = setting(True, "progress bars (--no-progress: none)", shapes_weights=False)
 
+    def check(self) -> None:
+        super().check()
+        self.check_output_apart()
+
+    def check_output_apart(self) -> None:
+        """--output-dir is not an input of the run, nor inside one, nor around an input folder: a run writes its
+        folders there (tokenizer/, checkpoints/), and a dataset folder (one sub-folder of texts per label) given as
+        --output-dir --overwrite became a class of its own the next time it was read."""
+        output = Path(self.output_dir).resolve()
+        for f in dataclasses.fields(self):
+            value, kind = getattr(self, f.name), f.metadata.get("paths")
+            if not kind or value is None or f.name in ("tokenizer", "init_from", "teacher"):  # (models: never written)
+                continue
+            for part in value if isinstance(value, list) else str(value).split(","):
+                if not str(part).strip():
+                    continue
+                given = Path(str(part).strip()).resolve()
+                inside = output == given or given in output.parents
+                around = given.is_dir() and output in given.parents
+                if inside or around:
+                    flag = "--" + f.name.replace("_", "-")
+                    where = "is" if output == given else ("lies inside" if inside else "holds")
+                    raise SettingError(
+                        "output_dir", f"{self.output_dir} {where} the {flag} data {part}; choose a folder of its own"
+                    )
+
     def fingerprint_settings(self) -> dict[str, Any]:
         """The settings that shape the trained weights (what a checkpoint must have been trained with to resume);
         a newer setting at its default is left out (`fingerprint_at_default`)."""
