@@ -3,6 +3,8 @@
 #   bash benchmarks/distill/run.sh layerwise     # each layer from the teacher's input (runs/distill/minilm-layerwise)
 #   bash benchmarks/distill/run.sh end-to-end    # then the whole student (--init-from the layerwise run)
 # Resumable: a run killed at a session's end continues from its last checkpoint when called again (RESUME=1).
+# START=FOLDER: the end-to-end stage's start (default the finished layerwise run; the first run used
+# runs/distill/minilm-layerwise-1000, the layerwise run's step-1000 checkpoint: config, weights and tokenizer copied).
 # One thread each (two runs may share the 2 cores). Needs runs/distill-corpus.jsonl.gz
 # (python benchmarks/distill/corpus.py runs/distill-corpus.jsonl.gz) and the converted folders
 # (fastformer convert-bert MODEL_ZIP runs/minilm-fastformer --max-positions 8192; ... runs/minilm-softmax --attention softmax).
@@ -12,7 +14,7 @@ IMDB=../shared/data/imdb
 export OMP_NUM_THREADS=1
 case "$stage" in
   layerwise) start=runs/minilm-fastformer; out=runs/distill/minilm-layerwise; steps=2000; lr=2e-4 ;;
-  end-to-end) start=runs/distill/minilm-layerwise; out=runs/distill/minilm-end-to-end; steps=2000; lr=1e-4 ;;
+  end-to-end) start=${START:-runs/distill/minilm-layerwise}; out=runs/distill/minilm-end-to-end; steps=2000; lr=1e-4 ;;
   *) echo "unknown stage $stage" >&2; exit 2 ;;
 esac
 resume=()

@@ -243,3 +243,18 @@ def test_a_second_evaluation_on_the_same_data_says_where_it_goes(classifier, tmp
     second = classifier / "evaluations" / "mine-2"
     assert (second / "metrics.json").is_file()
     assert f"holds an earlier evaluation: this one goes to {second}" in captured.err and str(second) in captured.out
+
+
+def test_a_folder_whose_config_names_no_labels_says_so(classifier, tmp_path, capsys):
+    import shutil
+
+    bare = tmp_path / "bare"
+    shutil.copytree(classifier, bare, ignore=shutil.ignore_patterns("checkpoints", "evaluations"))
+    config = json.loads((bare / "config.json").read_text())
+    config["num_labels"] = len(config.pop("id2label"))  # as a config saved without names has them
+    config.pop("label2id", None)
+    (bare / "config.json").write_text(json.dumps(config))
+    assert main(["predict", str(bare), "w1 w2", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "config.json names no labels (id2label): classes are called LABEL_0" in captured.err
+    assert json.loads(captured.out.strip().splitlines()[-1])["label"].startswith("LABEL_")

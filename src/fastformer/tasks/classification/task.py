@@ -390,6 +390,14 @@ def load_model(model_dir: str | Path):
     model.eval()
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     id2label = model.config.id2label
+    import json
+
+    if "id2label" not in json.loads((Path(model_dir) / "config.json").read_text()):  # transformers' LABEL_0, ...
+        print(
+            f"warning: {model_dir}/config.json names no labels (id2label): classes are called "
+            f"{', '.join(id2label[i] for i in range(min(3, len(id2label))))}{', ...' if len(id2label) > 3 else ''}",
+            file=sys.stderr,
+        )
     return model, tokenizer, LabelMap([id2label[i] for i in range(len(id2label))])
 
 
