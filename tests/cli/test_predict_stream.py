@@ -258,3 +258,24 @@ def test_a_folder_whose_config_names_no_labels_says_so(classifier, tmp_path, cap
     captured = capsys.readouterr()
     assert "config.json names no labels (id2label): classes are called LABEL_0" in captured.err
     assert json.loads(captured.out.strip().splitlines()[-1])["label"].startswith("LABEL_")
+
+
+def test_a_tokenizer_larger_than_the_models_vocabulary_is_one_line(classifier, tmp_path):
+    """A folder whose tokenizer was swapped for a larger one (ids past the embedding table): one line, not an
+    IndexError from inside the model."""
+    import shutil
+
+    from tests.helpers import SHARED
+
+    swapped = tmp_path / "swapped"
+    shutil.copytree(classifier, swapped, ignore=shutil.ignore_patterns("checkpoints", "evaluations"))
+    other = tmp_path / "other"
+    assert main(["train", "--train", str(SHARED / "data" / "sst5" / "sst_train.txt"), "--max-train-examples", "400",
+                 "--epochs", "1", "--vocab-size", "2000", "--model", "hidden_size=16", "--model",
+                 "num_attention_heads=2", "--model", "intermediate_size=16", "--max-length", "32",
+                 "--no-progress", "--output-dir", str(other)]) == 0  # fmt: skip
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(other / name, swapped / name)
+    with pytest.raises(SystemExit) as refused:
+        main(["predict", str(swapped), "w1 w2", "--no-progress"])
+    assert "its tokenizer has" in str(refused.value.code) and "the model's vocabulary" in str(refused.value.code)

@@ -389,6 +389,11 @@ def load_model(model_dir: str | Path):
         )
     model.eval()
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    if len(tokenizer) > model.config.vocab_size:  # ids past the embedding table: an IndexError deep in the model
+        raise ValueError(
+            f"{model_dir}: its tokenizer has {len(tokenizer)} tokens, the model's vocabulary {model.config.vocab_size} "
+            "(a tokenizer of another model?); the folder is damaged"
+        )
     id2label = model.config.id2label
     import json
 
