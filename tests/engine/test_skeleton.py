@@ -460,3 +460,19 @@ def test_nothing_is_written_through_a_symbolic_link(tmp_path):
         assert "symbolic link" in message and name in message and "\n" not in message, message
         assert outside.read_text() == "keep me"
     assert list(real.iterdir()) == []
+
+
+def test_the_time_estimate_is_one_line_once_enough_steps_have_run(capsys):
+    from types import SimpleNamespace
+
+    from fastformer.engine.skeleton import estimate_callback
+
+    callback = estimate_callback("classification", after_seconds=0.0, after_steps=3)
+    state = SimpleNamespace(global_step=0, max_steps=103, is_world_process_zero=True)
+    callback.on_train_begin(None, state, None)
+    for step in range(1, 8):
+        state.global_step = step
+        callback.on_step_end(None, state, None)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert len(lines) == 1 and lines[0].startswith("classification: step 3 of 103, ")
+    assert "of training left (evaluations not counted)" in lines[0]

@@ -175,6 +175,45 @@ def memory_release_callback():
     return MemoryRelease()
 
 
+def estimate_callback(task: str, after_seconds: float = 30.0, after_steps: int = 10):
+    """One line on standard error once training has run `after_steps` steps and `after_seconds` seconds: how long the
+    rest will take at the rate so far (evaluations and the final test not counted), so a user sees early whether a
+    run on their data takes minutes or a day."""
+    from transformers import TrainerCallback
+
+    class Estimate(TrainerCallback):
+        start_time = start_step = None
+        said = False
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.start_time, self.start_step = time.perf_counter(), state.global_step
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if self.said or self.start_time is None or not state.is_world_process_zero:
+                return
+            seconds, steps = time.perf_counter() - self.start_time, state.global_step - self.start_step
+            if steps >= after_steps and seconds >= after_seconds and state.max_steps > state.global_step:
+                left = (state.max_steps - state.global_step) * seconds / steps
+                import sys
+
+                print(
+                    f"{task}: step {state.global_step} of {state.max_steps}, {seconds / steps:.2f} s a step: about "
+                    f"{_duration(left)} of training left (evaluations not counted)",
+                    file=sys.stderr,
+                )
+                self.said = True
+
+    return Estimate()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 class TrainingDiverged(ValueError):
     """A non-finite loss or weights: the run stops, and is never reported as complete."""
 
@@ -258,6 +297,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             fingerprint_callback(folder, earlier_seconds),
             divergence_callback(),
             memory_release_callback(),
+            estimate_callback(task.name),
             *kwargs.get("callbacks", []),
         ]
         args = training_arguments(cfg, **prepared.arguments)
