@@ -18,7 +18,6 @@ import argparse
 import gzip
 import importlib.util
 import json
-import platform
 import resource
 import statistics
 import sys
@@ -29,17 +28,6 @@ from pathlib import Path
 import torch
 
 IMDB_UNSUP = "../shared/data/imdb/imdb_unsup.jsonl.gz"
-
-
-def machine() -> dict:
-    return dict(
-        machine=platform.machine(),
-        processor=platform.processor(),
-        python=platform.python_version(),
-        torch=torch.__version__,
-        threads=torch.get_num_threads(),
-        date=time.strftime("%Y-%m-%d %H:%M:%S"),
-    )
 
 
 def text_ids(tokenizer, length: int, rows: int) -> torch.Tensor:
@@ -153,7 +141,10 @@ def main(argv: list[str] | None = None) -> int:
                 inference_ratio=round(student["inference_tokens_per_s"] / teacher["inference_tokens_per_s"], 2),
             )
         )
-    result = dict(machine=machine(), batch_tokens=args.batch_tokens, rows=rows, student_over_teacher=ratios)
+    from fastformer.benchmark.runner import machine_header
+
+    header = machine_header("bfloat16 autocast", "cpu")
+    result = dict(machine=header, batch_tokens=args.batch_tokens, rows=rows, student_over_teacher=ratios)
     name = f"speed_cpu{torch.get_num_threads()}t_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / name).write_text(json.dumps(result, indent=1))

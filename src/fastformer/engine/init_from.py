@@ -217,27 +217,17 @@ def report_start(folder, model, fresh: list[str]) -> None:
 def check_folder_files(folder: str | Path) -> None:
     """A damaged --init-from folder is one line naming the file, before anything loads it: config.json that is not
     JSON, no weights, a model.safetensors whose header cannot be read (truncated, garbage)."""
-    import json
+    from fastformer.tasks.registry import NotARunFolder, check_model_files
 
     folder = Path(folder)
-    config = folder / "config.json"
-    if config.is_file():
-        try:
-            json.loads(config.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise InitFromError(f"--init-from {config}: damaged, not valid JSON ({error})") from None
-    weights = folder / "model.safetensors"
-    if not weights.is_file():
-        if not (folder / "model.safetensors.index.json").is_file():
-            raise InitFromError(f"--init-from {folder}: no model.safetensors (the weights are missing)")
-        return
-    from safetensors import safe_open
-
+    if (folder / "config.json").is_file() and not any(
+        (folder / name).is_file() for name in ("model.safetensors", "model.safetensors.index.json")
+    ):
+        raise InitFromError(f"--init-from {folder}: no model.safetensors (the weights are missing)")
     try:
-        with safe_open(str(weights), framework="pt") as f:
-            f.keys()
-    except Exception as error:  # SafetensorError / OSError: a damaged file, whatever the damage
-        raise InitFromError(f"--init-from {weights}: damaged ({str(error).splitlines()[0]})") from None
+        check_model_files(folder)
+    except NotARunFolder as error:
+        raise InitFromError(f"--init-from {error}") from None
 
 
 def check_tensor_shapes(folder: str | Path, config) -> None:
