@@ -285,3 +285,20 @@ def test_an_unknown_label_error_lists_a_few_short_labels():
         labels.encode(Example("x", "another", "f.csv:7"))
     message = str(refused.value)
     assert "... 30 in all" in message and len(message) < 600
+
+
+def test_an_error_after_multi_line_texts_names_the_csv_record_beside_the_line(tmp_path):
+    """pandas writes texts with newlines inside quotes: the physical line and the record differ, and the message
+    gives both (the record is what a spreadsheet or `df.iloc` shows)."""
+    import csv
+
+    path = tmp_path / "mine.csv"
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["label", "text"])
+        writer.writerow(["pos", "A fine film.\nTwo lines.\nThree."])
+        writer.writerow(["neg", "Dull."])
+        writer.writerow(["", "No label here."])
+    with pytest.raises(DataError) as refused:
+        read_examples(path)
+    assert str(refused.value) == f"{path}:6: field 'label': CSV record 3: empty label"

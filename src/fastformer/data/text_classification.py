@@ -223,18 +223,23 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
                     path, 1, f"column {index}", f"the {what} column is beyond the row's {width} field(s){hint}"
                 )
         rows: Iterable[tuple[int, list[str]]] = ([(1, first)] if not has_header else []) + sample
-        line = 1
+        line = record = 0
         try:
             for number, row in rows_with_lines(rows, reader, start=2):
                 line = number
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue  # blank line
+                record += 1
+                # texts spanning several lines (pandas writes them): the record a spreadsheet or pandas shows too
+                where = "" if number == record + (1 if header else 0) else f"CSV record {record}: "
                 if len(row) != width:
-                    raise DataError(path, number, None, f"expected {width} fields, found {len(row)}: {row[:3]}...")
+                    raise DataError(
+                        path, number, None, f"{where}expected {width} fields, found {len(row)}: {row[:3]}..."
+                    )
                 label = canonical_label(row[label_i])
                 if not label:
                     field = header[label_i] if header else f"column {label_i}"
-                    raise DataError(path, number, field, "empty label")
+                    raise DataError(path, number, field, f"{where}empty label")
                 yield Example(row[text_i], label, f"{path}:{number}")
         except csv.Error as error:
             raise DataError(path, line + 1, None, f"malformed row: {error}") from None
