@@ -459,3 +459,18 @@ def test_a_long_text_is_cut_past_what_the_model_reads(classifier):
     assert short.prediction == explanation.prediction  # the model's input did not change
     page = explanation.to_html(View("pooling"))
     assert f"nor the {explanation.words_not_shown} words after them" in page and len(page) < 2_000_000
+
+
+def test_the_page_says_how_many_words_the_model_does_not_know(classifier):
+    """Words whose tokens are all [UNK] (an 800-piece vocabulary trained on SST meets Cyrillic) are counted, and the
+    page says why they get alike weights."""
+    from transformers import AutoModelForSequenceClassification
+
+    from fastformer.interpret import explain
+
+    model = AutoModelForSequenceClassification.from_pretrained(str(classifier)).eval()
+    explanation = explain(model, _tokenizer(classifier), "a fine film and фильм хороший", faithfulness_k=0)
+    assert explanation.unknown_words == 2 and explanation.to_dict()["unknown_words"] == 2
+    assert "2 of the 6 words read are unknown to the model's vocabulary" in explanation.to_html()
+    known = explain(model, _tokenizer(classifier), "a fine film", faithfulness_k=0)
+    assert known.unknown_words == 0 and "unknown to the model's vocabulary" not in known.to_html()

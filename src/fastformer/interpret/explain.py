@@ -219,6 +219,18 @@ def faithfulness_check(
     )
 
 
+def unknown_words(tokenized: TokenizedText, unk_id: int | None) -> int:
+    """How many read words the model knows nothing of: each of their tokens is the unknown token (their weights,
+    and the prediction, cannot tell them apart)."""
+    if unk_id is None:
+        return 0
+    tokens_of: dict[int, list[int]] = {}
+    for token, word in zip(tokenized.input_ids, tokenized.token_words, strict=True):
+        if word >= 0:
+            tokens_of.setdefault(word, []).append(token)
+    return sum(all(t == unk_id for t in tokens) for tokens in tokens_of.values())
+
+
 def explain(
     model,
     tokenizer,
@@ -276,6 +288,7 @@ def explain(
         tokens_read=len(tokenized.input_ids),
         tokens_total=tokenized.total_tokens,
         words_not_shown=tokenized.words_not_shown,
+        unknown_words=unknown_words(tokenized, tokenizer.unk_token_id),
     )
     if faithfulness_k > 0:
         explanation.faithfulness = faithfulness_check(scorer, tokenized, explanation, faithfulness_k, trials, seed)

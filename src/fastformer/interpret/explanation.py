@@ -69,6 +69,7 @@ class Explanation:
     tokens_read: int = 0
     tokens_total: int = 0
     words_not_shown: int = 0  # words of a long text after the last one kept (`words.UNREAD_WORDS_SHOWN`)
+    unknown_words: int = 0  # read words whose every token is the tokenizer's unknown token
 
     @property
     def read_words(self) -> int:
@@ -123,6 +124,7 @@ class Explanation:
             tokens_read=self.tokens_read,
             tokens_total=self.tokens_total,
             words_not_shown=self.words_not_shown,
+            unknown_words=self.unknown_words,
         )
 
     def to_html(self, view: View | None = None, page_words: int = 400) -> str:

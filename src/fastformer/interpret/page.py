@@ -224,6 +224,12 @@ def explanation_page(explanation: Explanation, view: View, page_words: int = 400
         if unread
         else ""
     )
+    unknown = explanation.unknown_words
+    if unknown:  # the model sees these as one and the same token: their weights cannot tell them apart
+        truncated += (
+            f"<p class='muted'>{unknown} of the {explanation.read_words} words read are unknown to the model's "
+            "vocabulary: it reads each of them as the same unknown token, so they get alike weights.</p>"
+        )
     data = dict(explanation.to_dict(), what={k: WHAT_THE_WEIGHTS_ARE[k] for k in kinds})
     data.pop("text")
     # inside <script>, "</script", "<!--" and "<script" all change how the browser reads on (a label named
