@@ -279,3 +279,26 @@ def test_a_tokenizer_larger_than_the_models_vocabulary_is_one_line(classifier, t
     with pytest.raises(SystemExit) as refused:
         main(["predict", str(swapped), "w1 w2", "--no-progress"])
     assert "its tokenizer has" in str(refused.value.code) and "the model's vocabulary" in str(refused.value.code)
+
+
+def test_predict_on_a_full_disk_is_one_line_and_leaves_no_partial_file(classifier, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    source, output = tmp_path / "in.txt", tmp_path / "out.jsonl"
+    _lines(source, 3000)
+    exe = Path(sys.executable).parent / "fastformer"
+    done = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f"ulimit -f 16; exec {exe} predict {classifier} --file {source} --output {output} --no-progress",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == f"fastformer predict: File too large while writing {output}; nothing written"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]

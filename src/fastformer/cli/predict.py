@@ -86,4 +86,8 @@ def run(args: argparse.Namespace) -> int:
         stream(inputs(args.texts, args.file), predict, args.output, progress=args.progress)
     except (DataError, ValueError) as error:
         raise SystemExit(f"fastformer predict: {error}") from None
+    except OSError as error:  # a full disk while writing --output: the partial file is gone (atomic_output)
+        raise SystemExit(
+            f"fastformer predict: {error.strerror or error} while writing {args.output}; nothing written"
+        ) from None
     return 0

@@ -14,6 +14,7 @@ Run under `torchrun --nproc_per_node N` for data-parallel training (the global -
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 
 from fastformer.tasks.registry import TASKS
@@ -78,6 +79,13 @@ def run_training(task: str, cfg) -> int:
         metrics = module.train(cfg)
     except (DataError, RunFolderError, ValueError, FileNotFoundError) as error:
         raise SystemExit(f"fastformer train {task}: {error}") from None
+    except OSError as error:  # a full disk (ENOSPC), a file-size limit (EFBIG), a folder made read-only
+        if error.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EACCES, errno.EROFS):
+            raise
+        raise SystemExit(
+            f"fastformer train {task}: {error.strerror or error} while writing {error.filename or cfg.output_dir}; "
+            f"the run stopped (make room, then the same command with --resume continues from its last checkpoint)"
+        ) from None
     summary = module.TASK.summary(metrics)
     print(json.dumps(dict(output_dir=cfg.output_dir, **summary, train=metrics.get("train")), indent=2, default=str))
     return 0
