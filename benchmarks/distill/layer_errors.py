@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--block-size", type=int, default=256)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default="benchmarks/results/distill/layer-errors.json")
+    parser.add_argument("--no-reference", action="store_true", help="leave out the 'no attention' row")
     args = parser.parse_args(argv)
     from fastformer.engine.init_from import pretrained_tokenizer
     from fastformer.tasks.distill.config import DistillationConfig
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         scales = teacher_scales(teacher(**calibration, output_hidden_states=True).hidden_states,
                                 calibration["attention_mask"].bool())  # fmt: skip
     rows = {}
-    for folder in [*args.students, "no attention"]:
+    for folder in [*args.students, *([] if args.no_reference else ["no attention"])]:
         student = load_fastformer("student", Path(args.students[0] if folder == "no attention" else folder))
         if folder == "no attention":
             with torch.no_grad():

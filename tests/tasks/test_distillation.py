@@ -126,10 +126,27 @@ def test_mismatched_folders_are_refused_before_anything_is_written(converted, tm
     cases = [
         (arguments(teacher, small, tmp_path / "a"), "has num_hidden_layers=2, --teacher"),
         (arguments(teacher, student, tmp_path / "b", "--block-size", "128"), "--block-size 128: --init-from has 96"),
-        (arguments(teacher, student, tmp_path / "c", "--model", "hidden_size=8"), "sizes come from --init-from"),
+        (arguments(teacher, student, tmp_path / "c", "--model", "hidden_size=8"), "takes local_mixing=K alone"),
     ]
     for args, says in cases:
         with pytest.raises(SystemExit) as refused:
             main(args)
         assert says in str(refused.value.code) and "\n" not in str(refused.value.code), refused.value.code
     assert not any((tmp_path / name).exists() for name in "abc")
+
+
+def test_local_mixing_switched_on_for_a_student_starts_from_its_outputs(tiny_pair, tmp_path):
+    """`--model local_mixing=3` on a student folder without it: identity convolutions, so the distillation starts
+    where the folder's student is; the saved student has them."""
+    teacher, student = tiny_pair
+    out = tmp_path / "mixed"
+    assert main([*arguments(teacher, student, out, "--max-steps", "2", "--evaluations", "1"), "--model",
+                 "local_mixing=3"]) == 0  # fmt: skip
+    saved = AutoModel.from_pretrained(str(out))
+    assert saved.config.local_mixing == 3 and saved.encoder.layers[0].attention.query_conv is not None
+    from fastformer.tasks.distill.task import load_fastformer
+
+    plain, mixed = load_fastformer("s", student).eval(), load_fastformer("s", student, local_mixing=3).eval()
+    ids = torch.tensor([[101, 2023, 2143, 2001, 102, 0]])
+    with torch.no_grad():
+        torch.testing.assert_close(mixed(ids).last_hidden_state[:, :5], plain(ids).last_hidden_state[:, :5])

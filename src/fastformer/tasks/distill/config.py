@@ -85,5 +85,7 @@ class DistillationConfig(CorpusSettings):
                 raise SettingError(name, "distillation needs --train texts, a --teacher and a student (--init-from)")
         for path in self.exclude:
             check_path("exclude", path, "file")
-        if self.model:
-            raise SettingError("model", "the student's sizes come from --init-from (leave --model unset)")
+        if set(self.model) - {"local_mixing"}:
+            raise SettingError(
+                "model", "the student's sizes come from --init-from (--model takes local_mixing=K alone)"
+            )

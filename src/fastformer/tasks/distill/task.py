@@ -52,8 +52,9 @@ def load_teacher(path: str | Path):
     return teacher
 
 
-def load_fastformer(flag: str, path: Path):
-    """A saved fastformer folder as a FastformerModel (any head's folder: its encoder), refusals in one line."""
+def load_fastformer(flag: str, path: Path, **overrides):
+    """A saved fastformer folder as a FastformerModel (any head's folder: its encoder), refusals in one line;
+    `overrides`: config fields that leave its outputs as they are (local_mixing: identity convolutions)."""
     from fastformer.engine.init_from import InitFromError, pretrained_config
     from fastformer.models.fastformer import FastformerModel
     from fastformer.tasks.registry import NotARunFolder, check_model_files
@@ -63,7 +64,7 @@ def load_fastformer(flag: str, path: Path):
         check_model_files(path)
     except (InitFromError, NotARunFolder) as error:
         raise DistillationError(f"{flag} {str(error).removeprefix('--init-from ')}") from None
-    return FastformerModel.from_pretrained(str(path))
+    return FastformerModel.from_pretrained(str(path), **overrides)
 
 
 def check_pair(teacher, student, cfg: DistillationConfig) -> None:
@@ -224,7 +225,7 @@ class DistillationTask(Task):
 
         # every refusal before the run folder is touched: both models load and fit each other
         teacher = load_teacher(cfg.teacher)
-        student = load_fastformer("--init-from", Path(cfg.init_from))
+        student = load_fastformer("--init-from", Path(cfg.init_from), **cfg.model)  # (--model local_mixing=K)
         check_pair(teacher, student, cfg)
         tokenizer = pretrained_tokenizer(cfg.init_from)
         texts = load_texts(cfg, report, "distill")
