@@ -106,6 +106,29 @@ class RunFolderError(RuntimeError):
     """The folder cannot be used as asked (not ours, in use, or a checkpoint of other settings)."""
 
 
+def model_files_problem(folder: Path) -> str | None:
+    """What is wrong with a model folder's files, in one line naming the file, or None: config.json that is not JSON,
+    config.json without weights, a model.safetensors whose header cannot be read (truncated, garbage)."""
+    config = folder / "config.json"
+    if config.is_file():
+        try:
+            json.loads(config.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            return f"{config}: damaged, not valid JSON ({error})"
+    weights = folder / "model.safetensors"
+    if weights.is_file():
+        from safetensors import safe_open
+
+        try:
+            with safe_open(str(weights), framework="pt") as f:
+                f.keys()
+        except Exception as error:  # SafetensorError and OSError: a damaged file, whatever the damage
+            return f"{weights}: damaged ({str(error).splitlines()[0]})"
+    elif config.is_file() and not (folder / "model.safetensors.index.json").is_file():
+        return f"{folder}: config.json but no model.safetensors (the weights are missing)"
+    return None
+
+
 def refuse_links(folder: Path) -> None:
     """A run writes nothing through a symbolic link: the folder itself, an entry in it, or one in its checkpoints /
     tokenizer folders being a link is RunFolderError naming it, before anything is opened (a `.lock` link's target

@@ -217,17 +217,16 @@ def report_start(folder, model, fresh: list[str]) -> None:
 def check_folder_files(folder: str | Path) -> None:
     """A damaged --init-from folder is one line naming the file, before anything loads it: config.json that is not
     JSON, no weights, a model.safetensors whose header cannot be read (truncated, garbage)."""
-    from fastformer.tasks.registry import NotARunFolder, check_model_files
+    from fastformer.engine.folder import model_files_problem
 
     folder = Path(folder)
     if (folder / "config.json").is_file() and not any(
         (folder / name).is_file() for name in ("model.safetensors", "model.safetensors.index.json")
     ):
         raise InitFromError(f"--init-from {folder}: no model.safetensors (the weights are missing)")
-    try:
-        check_model_files(folder)
-    except NotARunFolder as error:
-        raise InitFromError(f"--init-from {error}") from None
+    problem = model_files_problem(folder)
+    if problem:
+        raise InitFromError(f"--init-from {problem}")
 
 
 def check_tensor_shapes(folder: str | Path, config) -> None:

@@ -128,25 +128,12 @@ def task_for_verb(path: str | Path, verb: str) -> tuple[str, str | None]:
 
 
 def check_model_files(folder: Path) -> None:
-    """A damaged folder is one line naming the file, before anything loads it: config.json that is not JSON, a
-    model.safetensors whose header cannot be read (truncated, garbage)."""
-    config = folder / "config.json"
-    if config.is_file():
-        try:
-            json.loads(config.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise NotARunFolder(f"{config}: damaged, not valid JSON ({error})") from None
-    weights = folder / "model.safetensors"
-    if weights.is_file():
-        from safetensors import safe_open
+    """A damaged folder is one line naming the file, before anything loads it (`engine.folder.model_files_problem`)."""
+    from fastformer.engine.folder import model_files_problem
 
-        try:
-            with safe_open(str(weights), framework="pt") as f:
-                f.keys()
-        except Exception as error:  # SafetensorError and OSError: a damaged file, whatever the damage
-            raise NotARunFolder(f"{weights}: damaged ({str(error).splitlines()[0]})") from None
-    elif config.is_file() and not (folder / "model.safetensors.index.json").is_file():
-        raise NotARunFolder(f"{folder}: config.json but no model.safetensors (the weights are missing)")
+    problem = model_files_problem(Path(folder))
+    if problem:
+        raise NotARunFolder(problem)
 
 
 def task_of_folder(path: str | Path) -> tuple[str, str | None]:
