@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"fastformer predict: {error}") from None
     except OSError as error:  # a full disk while writing --output: the partial file is gone (atomic_output)
         raise SystemExit(
-            f"fastformer predict: {error.strerror or error} while writing {args.output}; nothing written"
+            f"fastformer predict: {error.strerror or error} while writing {args.output or 'standard output'}; "
+            "nothing written"
         ) from None
     return 0

@@ -106,25 +106,38 @@ class RunFolderError(RuntimeError):
     """The folder cannot be used as asked (not ours, in use, or a checkpoint of other settings)."""
 
 
+def json_problem(path: Path) -> str | None:
+    """Why a JSON file cannot be read, or None."""
+    try:
+        json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        return f"not valid JSON ({error})"
+    return None
+
+
+def safetensors_problem(path: Path) -> str | None:
+    """Why a .safetensors file's header cannot be read (truncated, garbage), or None."""
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            f.keys()
+    except Exception as error:  # SafetensorError and OSError: a damaged file, whatever the damage
+        return str(error).splitlines()[0]
+    return None
+
+
 def model_files_problem(folder: Path) -> str | None:
     """What is wrong with a model folder's files, in one line naming the file, or None: config.json that is not JSON,
     config.json without weights, a model.safetensors whose header cannot be read (truncated, garbage)."""
     config = folder / "config.json"
-    if config.is_file():
-        try:
-            json.loads(config.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            return f"{config}: damaged, not valid JSON ({error})"
+    if config.is_file() and (why := json_problem(config)):
+        return f"{config}: damaged, {why}"
     weights = folder / "model.safetensors"
     if weights.is_file():
-        from safetensors import safe_open
-
-        try:
-            with safe_open(str(weights), framework="pt") as f:
-                f.keys()
-        except Exception as error:  # SafetensorError and OSError: a damaged file, whatever the damage
-            return f"{weights}: damaged ({str(error).splitlines()[0]})"
-    elif config.is_file() and not (folder / "model.safetensors.index.json").is_file():
+        why = safetensors_problem(weights)
+        return f"{weights}: damaged ({why})" if why else None
+    if config.is_file() and not (folder / "model.safetensors.index.json").is_file():
         return f"{folder}: config.json but no model.safetensors (the weights are missing)"
     return None
 
@@ -167,18 +180,9 @@ def check_checkpoint_files(checkpoint: Path) -> None:
             except (zipfile.BadZipFile, OSError, EOFError) as error:
                 why = str(error) or type(error).__name__
         elif path.suffix == ".json":
-            try:
-                json.loads(path.read_text())
-            except (json.JSONDecodeError, UnicodeDecodeError) as error:
-                why = f"not valid JSON ({error})"
+            why = json_problem(path)
         elif path.suffix == ".safetensors":
-            from safetensors import safe_open
-
-            try:
-                with safe_open(str(path), framework="pt") as f:
-                    f.keys()
-            except Exception as error:  # SafetensorError / OSError, whatever the damage
-                why = str(error).splitlines()[0]
+            why = safetensors_problem(path)
         if why:
             raise RunFolderError(
                 f"{path}: damaged ({why}); --resume cannot continue from {checkpoint.name} (remove that checkpoint "
