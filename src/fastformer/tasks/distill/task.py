@@ -11,6 +11,7 @@ matching, MOHAWK's staging: first each layer from the teacher's input, then the 
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -37,10 +38,7 @@ def load_teacher(path: str | Path):
     from fastformer.convert_bert import ConversionError, convert_bert, read_bert
 
     path = Path(path)
-    is_bert = (
-        path.suffix == ".zip" or (path / "config.json").is_file() and '"bert"' in (path / "config.json").read_text()
-    )
-    if is_bert:
+    if path.suffix == ".zip" or bert_folder(path):
         with tempfile.TemporaryDirectory(prefix="teacher-") as scratch:
             try:
                 teacher = convert_bert(read_bert(path, Path(scratch)), "softmax")
@@ -50,6 +48,14 @@ def load_teacher(path: str | Path):
         teacher = load_fastformer("--teacher", path)
     teacher.eval().requires_grad_(False)
     return teacher
+
+
+def bert_folder(path: Path) -> bool:
+    """Whether `path` holds a Hugging Face BERT (config.json's model_type), which convert-bert reads."""
+    try:
+        return json.loads((path / "config.json").read_text()).get("model_type") == "bert"
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def load_fastformer(flag: str, path: Path, **overrides):
@@ -135,18 +141,25 @@ def student_states(student, teacher_states, input_ids, mask, stage: str) -> list
     return list(out.hidden_states)
 
 
-def distillation_losses(student, teacher, batch, scales, stage: str) -> dict[str, torch.Tensor]:
-    """{"layers": (depths,) per-layer losses of `stage`, "pooled": the mean-pooled embedding's loss}."""
-    mask = batch["attention_mask"].bool()
+def teacher_hidden_states(teacher, batch) -> tuple[torch.Tensor, ...]:
+    """The teacher's states at every depth (embeddings first), without gradients."""
     with torch.no_grad():
-        teacher_states = teacher(
+        return teacher(
             input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], output_hidden_states=True
         ).hidden_states
+
+
+def distillation_losses(student, teacher, batch, scales, stage: str, teacher_states=None) -> dict[str, torch.Tensor]:
+    """{"layers": (depths,) per-layer losses of `stage`, "pooled": the mean-pooled embedding's loss, "last": the
+    student's last state}; `teacher_states` when already computed for this batch."""
+    mask = batch["attention_mask"].bool()
+    if teacher_states is None:
+        teacher_states = teacher_hidden_states(teacher, batch)
     students = student_states(student, teacher_states, batch["input_ids"], mask, stage)
     first = 1 if stage == "layerwise" else 0
     layers = layer_losses(students, list(teacher_states[first:]), scales[first:], mask)
     pooled = pooled_loss(students[-1], teacher_states[-1], scales[-1], mask)
-    return dict(layers=layers, pooled=pooled)
+    return dict(layers=layers, pooled=pooled, last=students[-1])
 
 
 def total_loss(losses: dict[str, torch.Tensor], stage: str, pooled_weight: float) -> torch.Tensor:
@@ -194,11 +207,11 @@ def held_out_scores(student, teacher, dataset, collator, scales, batch_size: int
     for start in range(0, len(dataset), batch_size):
         batch = collator([dataset[i] for i in range(start, min(start + batch_size, len(dataset)))])
         mask = batch["attention_mask"].bool()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            layerwise = distillation_losses(student, teacher, batch, scales, "layerwise")
-            end_to_end = distillation_losses(student, teacher, batch, scales, "end-to-end")
-            ours = student(**batch).last_hidden_state
-            theirs = teacher(**batch).last_hidden_state
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):  # the teacher read once for both stages
+            states = teacher_hidden_states(teacher, batch)
+            layerwise = distillation_losses(student, teacher, batch, scales, "layerwise", states)
+            end_to_end = distillation_losses(student, teacher, batch, scales, "end-to-end", states)
+            ours, theirs = end_to_end["last"], states[-1]
         n, b = int(mask.sum()), mask.shape[0]
         sums["layerwise"] = sums["layerwise"] + layerwise["layers"] * n
         sums["end_to_end"] = sums["end_to_end"] + end_to_end["layers"] * n
