@@ -57,6 +57,7 @@ class Scorer:
     (and remember what it predicted), then `scores` for texts with words cut (the same prediction's score)."""
 
     kind = ""
+    reserved_tokens = 0  # of max_length, taken by tokens the scorer adds around the words
 
     def __init__(self, model, tokenizer, max_length: int, generation: dict[str, Any]):
         self.model, self.tokenizer, self.max_length = model, tokenizer, max_length
@@ -97,9 +98,10 @@ class ClassifierScorer(Scorer):
     def __init__(self, model, tokenizer, max_length: int, generation: dict[str, Any]):
         super().__init__(model, tokenizer, max_length, generation)
         self.before, self.after = special_tokens_around(tokenizer)
+        self.reserved_tokens = len(self.before) + len(self.after)  # ([CLS] / [SEP] of a converted BERT)
 
     def _wrapped(self, rows: list[list[int]]) -> list[list[int]]:
-        room = self.max_length - len(self.before) - len(self.after)
+        room = self.max_length - self.reserved_tokens
         return [self.before + row[:room] + self.after for row in rows]
 
     def predict(self, input_ids):
@@ -124,7 +126,7 @@ class ClassifierScorer(Scorer):
         return self.model(**self._batch(texts)).logits.float().softmax(-1)[:, self.target]
 
     def _batch(self, texts: list[str], left: bool = False) -> dict[str, torch.Tensor]:
-        room = self.max_length - len(self.before) - len(self.after)
+        room = self.max_length - self.reserved_tokens
         ids = self.tokenizer(texts, add_special_tokens=False, truncation=True, max_length=room)["input_ids"]
         ids = self._wrapped([row or [self.tokenizer.pad_token_id] for row in ids])
         batch = self.tokenizer.pad({"input_ids": ids}, padding_side="left" if left else "right", return_tensors="pt")
@@ -253,14 +255,12 @@ def explain(
     _check_additive(model)
     model.eval()
     max_length = max_length or model.config.max_position_embeddings
-    # a classifier's special tokens ([CLS] / [SEP] of a converted BERT) take room of their own
-    reserved = sum(map(len, special_tokens_around(tokenizer))) if scorer_class is ClassifierScorer else 0
-    tokenized = split_words(tokenizer, text, max_length - reserved)
-    if not tokenized.input_ids:
-        raise ValueError("the text has no tokens to explain (it is empty or only spaces)")
     if scorer_class is SummaryScorer:  # default: greedy, up to the model's target length
         generation = {"num_beams": 1, "max_new_tokens": model.config.max_target_positions - 1, **(generation or {})}
     scorer = scorer_class(model, tokenizer, max_length, generation or {})
+    tokenized = split_words(tokenizer, text, max_length - scorer.reserved_tokens)
+    if not tokenized.input_ids:
+        raise ValueError("the text has no tokens to explain (it is empty or only spaces)")
     text = tokenized.text  # a long text is cut past what the model reads (same input tokens)
     with torch.no_grad():
         prediction, weights, pooling = scorer.predict(torch.tensor([tokenized.input_ids], device=scorer.device))
