@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 HELP = "evaluate a trained folder (any task) on labelled data"
@@ -68,8 +69,6 @@ def output_path(model_dir: str, settings, companion: str | None = None) -> Path:
         folder = base / f"{stem}-{n}"
     folder.mkdir(parents=True)
     if n > 1:  # said before the work, not found afterwards
-        import sys
-
         print(f"{base / stem} holds an earlier evaluation: this one goes to {folder}", file=sys.stderr)
     return folder / "metrics.json"
 

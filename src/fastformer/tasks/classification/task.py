@@ -8,6 +8,7 @@ the predictions.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -395,8 +396,6 @@ def load_model(model_dir: str | Path):
             "(a tokenizer of another model?); the folder is damaged"
         )
     id2label = model.config.id2label
-    import json
-
     if "id2label" not in json.loads((Path(model_dir) / "config.json").read_text()):  # transformers' LABEL_0, ...
         print(
             f"warning: {model_dir}/config.json names no labels (id2label): classes are called "
