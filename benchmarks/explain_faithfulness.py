@@ -34,7 +34,7 @@ def main() -> None:
 
     from fastformer.data.text_classification import read_examples
     from fastformer.interpret import explain
-    from fastformer.tasks.classification.task import load_model
+    from fastformer.tasks.classification.classifier import load_model
 
     model, tokenizer, _ = load_model(args.model_dir)
     where = dict(item.split("=", 1) for item in args.where) or None

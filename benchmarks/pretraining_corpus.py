@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from fastformer.tasks.pretrain.config import PretrainingConfig
-    from fastformer.tasks.pretrain.task import load_texts
+    from fastformer.tasks.pretrain.corpus import load_texts
 
     key, value = args.exclude_where.split("=", 1)
     cfg = PretrainingConfig(train=args.train, exclude=[args.exclude], exclude_where={key: value}, seed=args.seed)

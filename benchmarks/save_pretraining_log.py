@@ -75,7 +75,8 @@ def main() -> None:
     from transformers import AutoTokenizer
 
     from fastformer.tasks.pretrain.config import PretrainingConfig
-    from fastformer.tasks.pretrain.task import TextPieces, load_texts
+    from fastformer.tasks.pretrain.corpus import load_texts
+    from fastformer.tasks.pretrain.pretraining import TextPieces
 
     cfg = PretrainingConfig(**settings)
     texts = load_texts(cfg, {})

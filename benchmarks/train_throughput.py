@@ -47,7 +47,8 @@ def machine() -> dict:
 
 
 def path_run(args, output_dir: Path) -> dict:
-    from fastformer.tasks.classification.task import ClassificationConfig, train
+    from fastformer.tasks.classification.config import ClassificationConfig
+    from fastformer.tasks.classification.task import ClassificationTask
 
     cfg = ClassificationConfig(
         train=str(YELP / "yelp_train_small.csv.gz"),
@@ -62,7 +63,7 @@ def path_run(args, output_dir: Path) -> dict:
         output_dir=str(output_dir),
         progress=False,
     )
-    return cfg, train(cfg)
+    return cfg, ClassificationTask().train(cfg)
 
 
 IMDB_UNSUP = Path("../shared/data/imdb/imdb_unsup.jsonl.gz")
@@ -70,7 +71,7 @@ IMDB_UNSUP = Path("../shared/data/imdb/imdb_unsup.jsonl.gz")
 
 def pretrain_path_run(args, output_dir: Path):
     from fastformer.tasks.pretrain.config import PretrainingConfig
-    from fastformer.tasks.pretrain.task import train
+    from fastformer.tasks.pretrain.task import PretrainingTask
 
     cfg = PretrainingConfig(
         train=str(IMDB_UNSUP),
@@ -87,7 +88,7 @@ def pretrain_path_run(args, output_dir: Path):
         output_dir=str(output_dir),
         progress=False,
     )
-    return cfg, train(cfg)
+    return cfg, PretrainingTask().train(cfg)
 
 
 def pretrain_bare_step(cfg, output_dir: Path) -> dict:
@@ -95,13 +96,14 @@ def pretrain_bare_step(cfg, output_dir: Path) -> dict:
     from transformers import AutoTokenizer, Trainer, set_seed
 
     from fastformer.engine.training import training_arguments
-    from fastformer.tasks.pretrain.task import TASK, load_texts
+    from fastformer.tasks.pretrain.corpus import load_texts
+    from fastformer.tasks.pretrain.task import PretrainingTask
 
     set_seed(cfg.seed)
     texts = load_texts(cfg, {})
     tokenizer = AutoTokenizer.from_pretrained(str(output_dir / "tokenizer"))
     cfg.output_dir = str(output_dir / "bare")
-    prepared = TASK.prepare(cfg, texts, tokenizer, output_dir / "bare")
+    prepared = PretrainingTask().prepare(cfg, texts, tokenizer, output_dir / "bare")
     arguments = training_arguments(cfg, **prepared.arguments)
     trainer = Trainer(
         model=prepared.model,
@@ -122,7 +124,8 @@ def bare_step(cfg, output_dir: Path) -> dict:
     from fastformer.engine import inputs
     from fastformer.engine.training import training_arguments
     from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
-    from fastformer.tasks.classification.task import EncodedDataset, load_splits
+    from fastformer.tasks.classification.classifier import EncodedDataset
+    from fastformer.tasks.classification.data import load_splits
 
     set_seed(cfg.seed)
     splits = load_splits(cfg)

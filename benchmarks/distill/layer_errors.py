@@ -35,8 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from fastformer.engine.init_from import pretrained_tokenizer
     from fastformer.tasks.distill.config import DistillationConfig
-    from fastformer.tasks.distill.loss import teacher_scales
-    from fastformer.tasks.distill.task import (
+    from fastformer.tasks.distill.distillation import (
         SCALE_PIECES,
         PaddingCollator,
         WrappedPieces,
@@ -44,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         load_fastformer,
         load_teacher,
     )
-    from fastformer.tasks.pretrain.task import load_texts
+    from fastformer.tasks.distill.loss import teacher_scales
+    from fastformer.tasks.pretrain.corpus import load_texts
 
     cfg = DistillationConfig(
         train=args.train, teacher=args.teacher, init_from=args.students[0], exclude=[IMDB],

@@ -194,21 +194,39 @@ def test_a_verb_a_task_does_not_do_is_one_line_naming_what_it_does(task, tmp_pat
 
 
 def test_a_task_that_declares_a_verb_provides_what_the_verb_calls():
-    """`fastformer evaluate | predict | explain | export` name no task: each asks the folder's task module
-    (engine/verbs.py). A task that declares a verb must provide its functions; one that does not, must not
-    half-provide them."""
-    from fastformer.engine.verbs import VERB_FUNCTIONS, provides
+    """`fastformer evaluate | predict | explain | export | generate` name no task: each calls the method of the verb
+    on the folder's Task class (engine/task.py). A task that declares a verb overrides that method (for predict and
+    explain, the one its `reads_texts` says); one that does not declare it keeps the base class's refusal, one line."""
+    import inspect
+
+    import pytest
+
+    from fastformer.engine.task import Task, VerbNotSupported
     from fastformer.tasks.registry import TASKS
 
-    for name, entry in TASKS.items():
-        module = entry.load()
-        for verb, alternatives in VERB_FUNCTIONS.items():
-            assert (verb in entry.verbs) == provides(module, verb), (name, verb)
-            for names in alternatives:  # all of an alternative, or none of it
-                assert len({hasattr(module, n) for n in names}) == 1, (name, verb, names)
-        assert not hasattr(module, "generation_export") or "export" in entry.verbs, name
-    assert [n for n, e in TASKS.items() if hasattr(e.load(), "generation_export")] == ["lm", "summarize"]
-    assert [n for n, e in TASKS.items() if hasattr(e.load(), "predict_folder")] == ["news"]
+    def methods(task, verb):
+        per_text = {"predict": "predictor", "explain": "explained_model"}
+        per_folder = {"predict": "predict_folder", "explain": "explain_folder"}
+        if verb in per_text:
+            used, other = (per_text, per_folder) if task.reads_texts else (per_folder, per_text)
+            return used[verb], other[verb]
+        return dict(evaluate="evaluate_folder", export="export_model", generate="generate_texts")[verb], None
+
+    for name, task in TASKS.items():
+        assert task.name == name and issubclass(task, Task) and task.help and task.config_class is not object
+        for verb in ("evaluate", "predict", "explain", "export", "generate"):
+            used, other = methods(task, verb)
+            overridden = getattr(task, used) is not getattr(Task, used)
+            assert overridden == (verb in task.verbs), (name, verb)
+            assert other is None or getattr(task, other) is getattr(Task, other), (name, verb, other)
+            if verb not in task.verbs:
+                method = getattr(task(), used)
+                positional = [p for p in inspect.signature(method).parameters.values() if p.kind != p.VAR_KEYWORD]
+                with pytest.raises(VerbNotSupported, match=f"a {name} run does not {verb}"):
+                    method(*[None] * len(positional))
+    exporters = [n for n, t in TASKS.items() if t.generation_export is not Task.generation_export]
+    assert exporters == ["lm", "summarize"]
+    assert [n for n, t in TASKS.items() if not t.reads_texts] == ["news"]
 
 
 def test_a_verb_offers_every_task_flag_and_refuses_one_the_folder_task_does_not_read(tmp_path, capsys):

@@ -208,7 +208,9 @@ def test_length_grouped_order_covers_every_example_once_and_is_seeded():
 
     from fastformer.data.tokenizer import train_tokenizer
     from fastformer.engine.training import training_arguments
-    from fastformer.tasks.classification.task import TASK, ClassificationConfig, load_splits
+    from fastformer.tasks.classification.config import ClassificationConfig
+    from fastformer.tasks.classification.data import load_splits
+    from fastformer.tasks.classification.task import ClassificationTask
 
     cfg = ClassificationConfig(
         train=str(SST / "sst_train.txt"), max_train_examples=640, batch_size=32, output_dir="unused", progress=False
@@ -219,7 +221,9 @@ def test_length_grouped_order_covers_every_example_once_and_is_seeded():
     labels = LabelMap.from_examples(splits["train"])
     tokenizer = train_tokenizer((e.text for e in splits["train"]), vocab_size=500)
     cfg.max_length, cfg.model = 64, dict(hidden_size=16, num_attention_heads=2, intermediate_size=16)
-    prepared = TASK.prepare(cfg, dict(splits=dict(splits, validation=splits["train"]), labels=labels), tokenizer, None)
+    prepared = ClassificationTask().prepare(
+        cfg, dict(splits=dict(splits, validation=splits["train"]), labels=labels), tokenizer, None
+    )
     train_set = prepared.train_dataset
     trainer = Trainer(
         model=prepared.model,

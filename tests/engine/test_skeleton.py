@@ -247,7 +247,7 @@ def test_resume_with_changed_settings_is_refused_names_them_and_touches_nothing(
     assert len(calls) >= steps > 0  # after every training step (and each evaluation)
     # and after each batch of the final predictions, whose batches grow in length (at 1,024 tokens a process's
     # memory grew to 9.5 GB over IMDB's 25,000 test reviews untrimmed)
-    from fastformer.tasks.classification import task as classification
+    from fastformer.tasks.classification import classifier as classification
 
     batches = []
     monkeypatch.setattr(classification, "release_freed_memory", lambda: batches.append(1))

@@ -3,7 +3,8 @@
 import pytest
 
 from fastformer.engine.splits import hold_out, limit_splits
-from fastformer.tasks.classification.task import ClassificationConfig, load_splits
+from fastformer.tasks.classification.config import ClassificationConfig
+from fastformer.tasks.classification.data import load_splits
 from tests.helpers import SHARED
 
 IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"

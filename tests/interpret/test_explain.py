@@ -103,7 +103,7 @@ def test_word_level_tokenizer_words():
 
 def test_explanation_weights_add_up_and_faithfulness_cuts_the_top_words(classifier):
     from fastformer.interpret import View, explain
-    from fastformer.tasks.classification.task import load_model
+    from fastformer.tasks.classification.classifier import load_model
 
     model, tokenizer, _ = load_model(classifier)
     explanation = explain(model, tokenizer, REVIEW, faithfulness_k=3, trials=7)
@@ -123,7 +123,7 @@ def test_explanation_weights_add_up_and_faithfulness_cuts_the_top_words(classifi
     top = [word for word, _ in explanation.top_words(3)]
     assert sorted(check["top_weighted"][0]["words"]) == sorted(top)  # pooling: the 3 words of largest weight
     # the fall is measured on the text without those words: recompute it by hand
-    from fastformer.tasks.classification.task import Classifier
+    from fastformer.tasks.classification.classifier import Classifier
 
     ranked = np.argsort(-explanation.pooling, kind="stable")[:3]
     cut = split_words(tokenizer, REVIEW, None).without_words(set(ranked.tolist()))
@@ -430,7 +430,7 @@ def test_a_label_or_text_with_markup_cannot_break_the_pages_data(classifier):
 
     from fastformer.interpret import View, explain
     from fastformer.interpret.page import explanation_page
-    from fastformer.tasks.classification.task import load_model
+    from fastformer.tasks.classification.classifier import load_model
 
     model, tokenizer, _ = load_model(classifier)
     explanation = explain(model, tokenizer, "A film </script><!--<script> & more", faithfulness_k=0)
@@ -447,7 +447,7 @@ def test_a_long_text_is_cut_past_what_the_model_reads(classifier):
     a 47 MB page): the explanation keeps UNREAD_WORDS_SHOWN words past the model's input, and predicts the same."""
     from fastformer.interpret import View, explain
     from fastformer.interpret.words import UNREAD_WORDS_SHOWN
-    from fastformer.tasks.classification.task import load_model
+    from fastformer.tasks.classification.classifier import load_model
 
     model, tokenizer, _ = load_model(classifier)
     long_text = " ".join([REVIEW] * 2000)

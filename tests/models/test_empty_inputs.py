@@ -78,7 +78,7 @@ def test_predict_an_empty_text_from_the_command_line(tmp_path, capsys):
     assert rows[0] == {"argument": 1, "blank": True}  # an empty text: marked, in its place
     assert rows[1]["argument"] == 2 and abs(sum(rows[1]["probabilities"].values()) - 1) < 1e-3
     # a text of no known token (nothing the tokenizer keeps) goes through the model as a length-0 row
-    from fastformer.tasks.classification.task import Classifier
+    from fastformer.tasks.classification.classifier import Classifier
 
     (row,) = Classifier(out)(["\u200b"])
     assert abs(sum(row["probabilities"].values()) - 1) < 1e-3

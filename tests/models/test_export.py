@@ -57,7 +57,7 @@ def test_fastformer_export_writes_a_program_whose_logits_equal_the_folders(tmp_p
     from transformers import AutoTokenizer
 
     from fastformer.cli.main import main
-    from fastformer.tasks.classification.task import load_model
+    from fastformer.tasks.classification.classifier import load_model
 
     run = tmp_path / "run"
     tiny = TINY_CLASSIFIER

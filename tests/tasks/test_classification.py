@@ -406,7 +406,8 @@ def test_head_and_tail_truncation_keeps_both_ends_with_the_tokenizers_special_to
     (a BERT tokenizer's [CLS] / [SEP]; none for one a run trains); predict reads texts the run's way."""
     from transformers import BertTokenizerFast
 
-    from fastformer.tasks.classification.task import encode_texts, special_tokens_around
+    from fastformer.data.tokenizer import special_tokens_around
+    from fastformer.tasks.classification.classifier import encode_texts
 
     words = [f"w{i}" for i in range(400)]
     bert = BertTokenizerFast(vocab={w: i for i, w in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])})
@@ -422,7 +423,7 @@ def test_head_and_tail_truncation_keeps_both_ends_with_the_tokenizers_special_to
     args = ["train", "--train", str(SST / "sst_train.txt"), "--max-train-examples", "48", "--max-eval-examples", "8",
             "--epochs", "1", "--truncation", "head+tail", *TINY, "--output-dir", str(out)]  # fmt: skip
     assert main(args) == 0
-    from fastformer.tasks.classification.task import Classifier
+    from fastformer.tasks.classification.classifier import Classifier
 
     classifier = Classifier(out)
     assert classifier.truncation == "head+tail" and special_tokens_around(classifier.tokenizer) == ([], [])

@@ -12,8 +12,8 @@ import torch
 from transformers import AutoModel
 
 from fastformer.cli.main import main
+from fastformer.tasks.distill.distillation import PaddingCollator, distillation_losses, total_loss
 from fastformer.tasks.distill.loss import reference_state_loss, state_loss, teacher_scales
-from fastformer.tasks.distill.task import PaddingCollator, distillation_losses, total_loss
 from tests.helpers import SHARED, teacher_zip
 
 REVIEWS = SHARED / "data" / "amazon" / "amazon_review_full_condensed_test999.csv"
@@ -144,7 +144,7 @@ def test_local_mixing_switched_on_for_a_student_starts_from_its_outputs(tiny_pai
                  "local_mixing=3"]) == 0  # fmt: skip
     saved = AutoModel.from_pretrained(str(out))
     assert saved.config.local_mixing == 3 and saved.encoder.layers[0].attention.query_conv is not None
-    from fastformer.tasks.distill.task import load_fastformer
+    from fastformer.tasks.distill.distillation import load_fastformer
 
     plain, mixed = load_fastformer("s", student).eval(), load_fastformer("s", student, local_mixing=3).eval()
     ids = torch.tensor([[101, 2023, 2143, 2001, 102, 0]])

@@ -12,7 +12,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from fastformer.cli.main import main
 from fastformer.data import DataError
 from fastformer.data.text_corpus import read_texts
-from fastformer.tasks.lm.task import TokenBlocks
+from fastformer.tasks.lm.language_model import TokenBlocks
 from tests.helpers import SHARED
 
 IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"

@@ -64,7 +64,8 @@ def test_train_evaluate_predict_on_mind_topics(tmp_path, capsys):
 
 
 def test_texts_of_a_given_test_file_leave_training(tmp_path):
-    from fastformer.tasks.classification.task import ClassificationConfig, load_splits
+    from fastformer.tasks.classification.config import ClassificationConfig
+    from fastformer.tasks.classification.data import load_splits
 
     def news(path, rows):
         path.write_text("".join(f"N{i}\t{c}\t{c}\t{t}\t\t\t[]\t[]\n" for i, (c, t) in enumerate(rows)))

@@ -11,7 +11,7 @@ from fastformer.cli.main import main
 from fastformer.data.mind import Impression, MindData, MindReport, News, load_mind
 from fastformer.engine.inputs import installed_word_vectors
 from fastformer.metrics.ranking import mind_metrics, read_rankings
-from fastformer.tasks.news.task import ClickRows, NewsTokens, load_model, score_impressions
+from fastformer.tasks.news.recommender import ClickRows, NewsTokens, load_model, score_impressions
 from tests.helpers import SHARED
 
 MIND = SHARED / "data" / "mind"
@@ -263,7 +263,7 @@ def test_evaluation_encodes_each_news_once(trained, mind):
 
 def test_popularity_rows_leave_their_own_click_out():
     """A row's clicked candidate counts one click less (its own), as a test impression's clicks are not counted."""
-    from fastformer.tasks.news.task import popularity_prior, training_clicks
+    from fastformer.tasks.news.recommender import popularity_prior, training_clicks
 
     data = _data(
         [
@@ -312,7 +312,7 @@ def test_a_popularity_model_saves_its_counts_and_ranks_the_same_from_its_folder(
         )
         == 0
     )
-    from fastformer.tasks.news.task import read_news_clicks
+    from fastformer.tasks.news.recommender import read_news_clicks
 
     metrics = json.loads((out / "metrics.json").read_text())
     clicks = read_news_clicks(out / "news_clicks.tsv")

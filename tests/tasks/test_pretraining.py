@@ -15,7 +15,8 @@ from fastformer.data.tokenizer import train_tokenizer
 from fastformer.engine.init_from import fine_tuning_config, load_encoder
 from fastformer.models.fastformer import FastformerForSequenceClassification
 from fastformer.tasks.pretrain.config import PretrainingConfig
-from fastformer.tasks.pretrain.task import MaskingCollator, TextPieces, decontaminate, load_texts, normalise_text
+from fastformer.tasks.pretrain.corpus import decontaminate, load_texts, normalise_text
+from fastformer.tasks.pretrain.pretraining import MaskingCollator, TextPieces
 from tests.helpers import SHARED
 
 IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"
@@ -351,9 +352,9 @@ def test_news_and_summarization_start_from_the_pretrained_encoder(pretrained, tm
     from fastformer.engine.init_from import InitFromError, check_start, start_from
     from fastformer.models.fastformer import FastformerForConditionalGeneration, FastformerForNewsRecommendation
     from fastformer.tasks.news.config import NewsConfig
-    from fastformer.tasks.news.task import news_head_fields
+    from fastformer.tasks.news.recommender import news_head_fields
     from fastformer.tasks.summarize.config import SummarizationConfig
-    from fastformer.tasks.summarize.task import summarizer_head_fields
+    from fastformer.tasks.summarize.summarizer import summarizer_head_fields
 
     folder, _ = pretrained
     from transformers import AutoTokenizer

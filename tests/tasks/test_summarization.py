@@ -260,7 +260,7 @@ def _assert_teacher_forced_program_equals_eager(program, model):
 def test_summaries_hand_freed_memory_back_after_each_batch(trained, monkeypatch):
     """Documents are summarized shortest first, so each batch is longer than the last; glibc kept the shorter ones'
     freed fragments (the classifier's predictions grew to 9.5 GB that way), so each batch trims."""
-    from fastformer.tasks.summarize import task as summarization
+    from fastformer.tasks.summarize import summarizer as summarization
     from fastformer.tasks.summarize.config import SummarizationConfig
 
     model = AutoModelForSeq2SeqLM.from_pretrained(trained)

@@ -84,14 +84,14 @@ def run(args: argparse.Namespace) -> int:
     except NotARunFolder as error:
         raise SystemExit(f"fastformer evaluate: {error}") from None
     settings = verb_settings("evaluate", task, given, ("model_dir",), where=where)[0]
-    module = TASKS[task].load()
-    out = output_path(args.model_dir, settings, getattr(module, "EVALUATION_FILE", None))
+    runner = TASKS[task]()
+    out = output_path(args.model_dir, settings, runner.evaluation_file)
     try:
-        metrics = module.evaluate_folder(args.model_dir, architecture, settings, out)
+        metrics = runner.evaluate_folder(args.model_dir, architecture, settings, out)
     except (DataError, ValueError, OSError) as error:
         if not settings.output and not any(out.parent.iterdir()):
             out.parent.rmdir()  # the evaluations/<data> folder made for this evaluation: nothing to keep
         raise SystemExit(f"fastformer evaluate: {error}") from None
     out.write_text(json.dumps(metrics, indent=2))
-    print(json.dumps(module.headline(metrics)), f"-> {out}")
+    print(json.dumps(runner.headline(metrics)), f"-> {out}")
     return 0

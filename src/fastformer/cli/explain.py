@@ -59,7 +59,7 @@ def explain_folder(args: argparse.Namespace, settings, task: str, architecture: 
     if args.texts:
         _fail(f"a {task} run is explained per user (--user), not per text")
     try:
-        explanation = TASKS[task].load().explain_folder(args.model_dir, architecture, settings)
+        explanation = TASKS[task]().explain_folder(args.model_dir, architecture, settings)
     except (DataError, ValueError, OSError) as error:
         _fail(str(error))
     output.mkdir(parents=True, exist_ok=True)
@@ -88,12 +88,12 @@ def run(args: argparse.Namespace) -> int:
         _fail(str(error))
     settings, args = verb_settings("explain", task, args, ("model_dir", "texts"))
     output = Path(args.output_dir) if args.output_dir else Path(args.model_dir) / "explanations"
-    module = TASKS[task].load()
-    if hasattr(module, "explain_folder"):
+    runner = TASKS[task]()
+    if not runner.reads_texts:
         return explain_folder(args, settings, task, architecture, output)
     named = _texts(args)
     try:
-        model, tokenizer, generation = module.explained_model(args.model_dir, architecture)
+        model, tokenizer, generation = runner.explained_model(args.model_dir, architecture)
     except ValueError as error:
         _fail(str(error))
     layers = model.config.num_hidden_layers

@@ -29,8 +29,8 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
     from fastformer.tasks.registry import TASKS, task_for_verb
 
     task, architecture = task_for_verb(model_dir, "export")
-    module = TASKS[task].load()  # every task that declares "export" has export_model
-    model = module.export_model(model_dir, architecture)
+    runner = TASKS[task]()
+    model = runner.export_model(model_dir, architecture)
     if model is None:
         raise ValueError(
             f"{model_dir}: a {architecture or task} folder; export takes Fastformer classifiers, language models "
@@ -44,10 +44,10 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
         raise ValueError(str(error)) from None
     # a failure (a full disk, an op export cannot trace) leaves no OUT at all, never a truncated model.pt2
     with staged_folder(target) as out:
-        return _export_into(out, model, module, model_dir, task, onnx)
+        return _export_into(out, model, runner, model_dir, task, onnx)
 
 
-def _export_into(out, model, module, model_dir: str, task: str, onnx: bool) -> dict:
+def _export_into(out, model, runner, model_dir: str, task: str, onnx: bool) -> dict:
     """Write the programs, tokenizer, config and export.json of `model` into `out`; returns what was written."""
     import inspect
     import json
@@ -96,7 +96,7 @@ def _export_into(out, model, module, model_dir: str, task: str, onnx: bool) -> d
     tokenizer.save_pretrained(out)
     shutil.copy(Path(model_dir) / "config.json", out / "config.json")
     written = dict(program="model.pt2", task=task, inputs=list(example), max_length=positions)
-    written.update(generation_programs(model, module, out))
+    written.update(generation_programs(model, runner, out))
     if onnx:
         try:
             # one self-contained file (weights inside, not in a model.onnx.data beside it) whose output is `logits`
@@ -130,13 +130,13 @@ def save_program(program, path) -> None:
     path.write_bytes(buffer.getbuffer())
 
 
-def generation_programs(model, task_module, out) -> dict:
+def generation_programs(model, task, out) -> dict:
     """Write the task's generate-ready programs (prefill + one-token decode, the fixed-size decoding state as plain
     tensors) where it has them; what was written (or why not), for export.json."""
 
-    if not hasattr(task_module, "generation_export"):
+    pair = task.generation_export(model)
+    if not pair:
         return {}
-    pair = task_module.generation_export(model)
     if "programs" not in pair:
         return dict(generation=pair["reason"])
     prefill, decode = pair["programs"]

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             options[name] = getattr(args, name)
     torch.manual_seed(args.seed)
     try:
-        continuations = TASKS[task].load().generate_texts(args.model_dir, prompts, **options)
+        continuations = TASKS[task]().generate_texts(args.model_dir, prompts, **options)
     except ValueError as error:
         raise SystemExit(f"fastformer generate: {error}") from None
     lines = [json.dumps(dict(prompt=p, continuation=c)) for p, c in zip(prompts, continuations, strict=True)]

@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_verb_arguments(parser, "predict")
 
 
-def predict_folder(args: argparse.Namespace, module, architecture: str | None, settings) -> int:
+def predict_folder(args: argparse.Namespace, runner, architecture: str | None, settings) -> int:
     """A task that predicts over a data folder (news ranks a MIND folder's impressions): its output file, by default
     the task's PREDICTION_FILE inside the run folder."""
     from pathlib import Path
@@ -28,7 +28,7 @@ def predict_folder(args: argparse.Namespace, module, architecture: str | None, s
     from fastformer.cli.outputs import OutputRefused, check_output
     from fastformer.data import DataError
 
-    default = Path(args.model_dir) / module.PREDICTION_FILE
+    default = Path(args.model_dir) / runner.prediction_file
     output = args.output or str(default)
     try:
         check_output(
@@ -41,7 +41,7 @@ def predict_folder(args: argparse.Namespace, module, architecture: str | None, s
     except OutputRefused as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     try:
-        print(module.predict_folder(args.model_dir, architecture, settings, output))
+        print(runner.predict_folder(args.model_dir, architecture, settings, output))
     except (DataError, ValueError, OSError) as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     return 0
@@ -61,13 +61,13 @@ def run(args: argparse.Namespace) -> int:
     except NotARunFolder as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     settings, args = verb_settings("predict", task, args, ("model_dir", "texts"))
-    module = TASKS[task].load()
-    if hasattr(module, "predict_folder"):
+    runner = TASKS[task]()
+    if not runner.reads_texts:
         if args.texts:
             raise SystemExit(f"fastformer predict: a {task} run predicts over a data folder (--data), not texts")
         if not args.data:
             raise SystemExit(f"fastformer predict: a {task} run predicts over a data folder: give --data")
-        return predict_folder(args, module, architecture, settings)
+        return predict_folder(args, runner, architecture, settings)
     if args.file and not Path(args.file).is_file():
         from fastformer.cli.inputs import not_a_file
 
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         except OutputRefused as error:
             raise SystemExit(f"fastformer predict: {error}") from None
     try:
-        predict = module.predictor(args.model_dir, architecture, settings)
+        predict = runner.predictor(args.model_dir, architecture, settings)
         stream(inputs(args.texts, args.file), predict, args.output, progress=args.progress)
     except (DataError, ValueError) as error:
         raise SystemExit(f"fastformer predict: {error}") from None

@@ -74,9 +74,9 @@ def run_training(task: str, cfg) -> int:
     from fastformer.data import DataError
     from fastformer.engine.folder import RunFolderError
 
-    module = TASKS[task].load()
+    runner = TASKS[task]()
     try:
-        metrics = module.train(cfg)
+        metrics = runner.train(cfg)
     except (DataError, RunFolderError, ValueError, FileNotFoundError) as error:
         raise SystemExit(f"fastformer train {task}: {error}") from None
     except OSError as error:  # a full disk (ENOSPC), a file-size limit (EFBIG), a folder made read-only
@@ -86,7 +86,7 @@ def run_training(task: str, cfg) -> int:
             f"fastformer train {task}: {error.strerror or error} while writing {error.filename or cfg.output_dir}; "
             f"the run stopped (make room, then the same command with --resume continues from its last checkpoint)"
         ) from None
-    summary = module.TASK.summary(metrics)
+    summary = runner.summary(metrics)
     print(json.dumps(dict(output_dir=cfg.output_dir, **summary, train=metrics.get("train")), indent=2, default=str))
     return 0
 

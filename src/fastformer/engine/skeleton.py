@@ -1,12 +1,6 @@
 """One run skeleton for every task: folder -> seed -> data -> tokenizer -> model -> Trainer -> resume -> evaluate
-splits -> save. A task (classification, lm, news, summarize) supplies only what is its own, as a `Task`:
-
-    load_data(cfg, report)            the splits (report: what the readers found, saved in metrics.json "data")
-    baseline(cfg, splits, out, report) an untrained baseline (TF-IDF, Lead-3) run instead of training, or None
-    tokenizer_texts(cfg, splits)      the texts a trained tokenizer learns from
-    prepare(cfg, splits, tokenizer)   a `Prepared`: model, datasets, collator, Trainer arguments, counts
-    evaluate(cfg, model, tokenizer, splits, prepared, out)  metrics per split; prediction files written to `out`
-    summary(metrics)                  the lines `fastformer train` prints
+splits -> save. A task supplies only what is its own, as the methods of its `engine.task.Task` class (load_data,
+baseline, tokenizer_texts, prepare, evaluate_splits, summary, describe).
 
 The skeleton owns the rest, once: the run folder (engine/folder.py: ownership, lock, fingerprinted checkpoints,
 atomic final save), seeding, the run's tokenizer, run_config.json, the Trainer with the shared arguments, resume,
@@ -20,13 +14,16 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastformer.engine.folder import RunFolder, checkpoint_step
 from fastformer.engine.init_from import layer_rate_scales
 from fastformer.engine.inputs import run_tokenizer, tokenizer_report
 from fastformer.engine.outputs import plot_training
 from fastformer.engine.training import is_main_process, layerwise_optimizer, training_arguments
+
+if TYPE_CHECKING:
+    from fastformer.engine.task import Task
 
 
 @dataclass
@@ -45,35 +42,6 @@ class Prepared:
     trainer_class: Any = None  # default transformers.Trainer
     trainer_kwargs: dict[str, Any] = field(default_factory=dict)  # compute_metrics, callbacks, ...
     state: dict[str, Any] = field(default_factory=dict)  # anything evaluate() needs back
-
-
-class Task:
-    """A task's own parts of a run; see the module docstring."""
-
-    name: str = ""
-    config_class: type = object
-
-    def load_data(self, cfg, report: dict[str, Any]):
-        raise NotImplementedError
-
-    def baseline(self, cfg, splits, out: Path, report: dict[str, Any]) -> dict[str, Any] | None:
-        return None
-
-    def tokenizer_texts(self, cfg, splits):
-        raise NotImplementedError
-
-    def prepare(self, cfg, splits, tokenizer, out: Path) -> Prepared:
-        raise NotImplementedError
-
-    def evaluate(self, cfg, model, tokenizer, splits, prepared: Prepared, out: Path) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def summary(self, metrics: dict[str, Any]) -> dict[str, Any]:
-        return {}
-
-    def describe(self, cfg, data) -> dict[str, Any]:
-        """What the data holds, printed before training (examples per split, labels and their counts, ...)."""
-        return {}
 
 
 def whole_run_loss(log_history: list[dict], training_loss: float, first_step: int, last_step: int) -> float | None:
@@ -327,7 +295,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         epochs_here = (state.global_step - first_step) * float(state.epoch or 0.0) / max(state.global_step, 1)
         tokens = prepared.tokens_per_epoch
         metrics = dict(
-            architecture=cfg.architecture,
+            architecture=getattr(cfg, "architecture", None),  # (a task with one model has no --architecture)
             train=dict(
                 **prepared.train_counts,
                 epochs=round(float(state.epoch or 0.0), 4),  # what ran (--max-steps may stop before --epochs)
@@ -354,14 +322,14 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         if not main:
             return metrics
         check_finite(trainer.model)
-        metrics.update(task.evaluate(cfg, trainer.model, tokenizer, splits, prepared, out))
+        metrics.update(task.evaluate_splits(cfg, trainer.model, tokenizer, splits, prepared, out))
         trainer.model.save_pretrained(out)
         tokenizer.model_max_length = input_limit(cfg, trainer.model)  # Hugging Face clients truncate to it
         tokenizer.save_pretrained(out)
         (out / "log_history.json").write_text(json.dumps(state.log_history, indent=1))
         if prepared.plot is not None:
             kept = checkpoint_step(state.best_model_checkpoint) if state.best_model_checkpoint else None
-            title = f"{task.name}: {cfg.architecture if hasattr(cfg, 'architecture') else ''} -> {cfg.output_dir}"
+            title = f"{task.name}: {getattr(cfg, 'architecture', None) or ''} -> {cfg.output_dir}"
             plot_training(state.log_history, out / "training.png", prepared.plot, title=title, kept_step=kept)
         _finish(folder, out, cfg, metrics)
         return metrics

@@ -1,22 +1,10 @@
 """What the commands on a trained folder ask of its task: each verb's settings, one dataclass whose fields are its
-flags (the CLI derives them, as `train`'s from the run configs), handed to the folder's task module with the folder
-and its architecture, so the task answers without knowing argparse. So `fastformer evaluate | predict | explain |
-export | generate` name no task. A task declares its verbs in `tasks.registry.TASKS`, each with its settings class:
-one below extended with the task's own fields (tasks/NAME/config.py); the command offers the union of the tasks'
-flags and refuses, in one line, a flag the folder's task does not read. For each verb it declares, the task module
-provides (tests/cli/test_cli.py checks both ways):
-
-- evaluate: `evaluate_folder(model_dir, architecture, settings, output) -> dict` (the metrics; a task that writes
-  per-example output writes it to `EVALUATION_FILE` beside `output`, the metrics.json path) and `headline(metrics)
-  -> dict` (what the command prints);
-- predict: `predictor(model_dir, architecture, settings)`, a function from a list of texts to one record each, or,
-  for a task that predicts over a data folder instead of texts, `predict_folder(model_dir, architecture, settings,
-  output) -> str` (what it wrote);
-- explain: `explained_model(model_dir, architecture) -> (model, tokenizer, generate settings)` for a task explained
-  per text (TextExplanationSettings), or `explain_folder(model_dir, architecture, settings)` (an explanation with
-  `save_html` / `save_png` / `save_json` and a `summary()` line) for one explained per user of a data folder;
-- export: `export_model(folder, architecture)` and, with a fixed-size decoding state, `generation_export(model)`;
-- generate: `generate_texts(folder, prompts, **generate_kwargs)`, the new text of each prompt.
+flags (the CLI derives them, as `train`'s from the run configs), handed to the method of the verb on the folder's
+`Task` class (engine/task.py) with the folder and its architecture, so the task answers without knowing argparse.
+So `fastformer evaluate | predict | explain | export | generate` name no task. A task class declares its verbs in
+`verbs`, each with its settings class: one below, or one extending it with the task's own fields
+(tasks/NAME/config.py); the command offers the union of the tasks' flags and refuses, in one line, a flag the
+folder's task does not read.
 
 Imports the stdlib only (and the settings machinery, which does too).
 """
@@ -26,20 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastformer.engine.settings import SettingError, Settings, setting
-
-VERB_FUNCTIONS = {
-    "evaluate": (("evaluate_folder", "headline"),),
-    "predict": (("predictor",), ("predict_folder",)),
-    "explain": (("explained_model",), ("explain_folder",)),
-    "export": (("export_model",),),
-    "generate": (("generate_texts",),),
-}  # verb -> the alternative sets of names a task module provides for it
-
-
-def provides(module, verb: str) -> bool:
-    """Whether a task module provides every name of one of the verb's alternatives."""
-    return any(all(hasattr(module, name) for name in names) for names in VERB_FUNCTIONS.get(verb, ((),)))
-
 
 GERUNDS = {"evaluate": "evaluating", "predict": "predicting with", "explain": "explaining"}
 

@@ -1,123 +1,43 @@
-"""The one table of tasks: name -> its config, its module, and how to recognise its folders. `fastformer train`,
-`evaluate` and `predict` all read it, so every task's folder trains, evaluates and predicts. Imports the stdlib only
-(the task modules are imported when a task is used)."""
+"""The one table of tasks: name -> its `Task` class (engine/task.py), which says everything else (settings, help,
+the architectures of its folders, its verbs). `fastformer train`, `evaluate`, `predict`, `explain`, `export` and
+`generate` all read it, so a new task is one folder under tasks/ and one line here. The task classes import the
+standard library (and their settings) only: torch and transformers load when a task runs.
+"""
 
 from __future__ import annotations
 
-import importlib
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastformer.engine.verbs import TextExplanationSettings, TextPredictionSettings
-from fastformer.tasks.classification.config import ClassificationConfig, ClassificationEvaluation
-from fastformer.tasks.distill.config import DistillationConfig
-from fastformer.tasks.lm.config import LanguageModelEvaluation, LanguageModelingConfig, LanguageModelPrediction
-from fastformer.tasks.news.config import NewsConfig, NewsEvaluation, NewsExplanation, NewsPrediction
-from fastformer.tasks.pretrain.config import PretrainingConfig
-from fastformer.tasks.summarize.config import SummarizationConfig, SummarizationEvaluation
+from fastformer.engine.task import NotARunFolder, Task, VerbNotSupported
+from fastformer.tasks.classification.task import ClassificationTask
+from fastformer.tasks.distill.task import DistillationTask
+from fastformer.tasks.lm.task import LanguageModelingTask
+from fastformer.tasks.news.task import NewsTask
+from fastformer.tasks.pretrain.task import PretrainingTask
+from fastformer.tasks.summarize.task import SummarizationTask
 
-
-@dataclass(frozen=True)
-class TaskEntry:
-    name: str
-    module: str  # defines TASK (an engine.skeleton.Task), train(cfg) and the functions of its verbs
-    config_class: type
-    help: str
-    architectures: tuple[str, ...]  # config.json "architectures" of its trained folders (folders of older versions)
-    # what a trained folder of it can do besides being trained (VERBS): verb -> the settings class of its flags
-    # (engine/verbs.py's, or the task's own extending one), None where the command's own flags are all it reads
-    verbs: dict[str, type | None] = field(default_factory=dict)
-    instead: str = ""  # said when a verb it lacks is asked for
-
-    def load(self):
-        return importlib.import_module(self.module)
-
-
-TASKS = {
-    "classification": TaskEntry(
-        "classification",
-        "fastformer.tasks.classification.task",
-        ClassificationConfig,
-        "text classification (default; with no --train, the built-in generated task)",
-        ("FastformerForSequenceClassification",),
-        dict(
-            evaluate=ClassificationEvaluation,
-            predict=TextPredictionSettings,
-            explain=TextExplanationSettings,
-            export=None,
-        ),
-    ),
-    "lm": TaskEntry(
-        "lm",
-        "fastformer.tasks.lm.task",
-        LanguageModelingConfig,
-        "causal language model (Fastformer or the GPT-2 baseline of the same size)",
-        ("FastformerForCausalLM", "GPT2LMHeadModel"),
-        dict(
-            evaluate=LanguageModelEvaluation,
-            predict=LanguageModelPrediction,
-            explain=TextExplanationSettings,
-            export=None,
-            generate=None,
-        ),
-    ),
-    "pretrain": TaskEntry(
-        "pretrain",
-        "fastformer.tasks.pretrain.task",
-        PretrainingConfig,
-        "self-supervised pretraining (masked LM or ELECTRA) of an encoder that `train ... --init-from` fine-tunes",
-        ("FastformerForMaskedLM", "FastformerForReplacedTokenDetection"),
-        {},
-        "fine-tune it: `fastformer train ... --init-from FOLDER` (or load it with from_pretrained)",
-    ),
-    "distill": TaskEntry(
-        "distill",
-        "fastformer.tasks.distill.task",
-        DistillationConfig,
-        "distillation of a teacher Transformer (BERT) into a Fastformer student of its size (`convert-bert`)",
-        ("FastformerModel",),
-        {},
-        "fine-tune it: `fastformer train ... --init-from FOLDER` (or load it with AutoModel.from_pretrained)",
-    ),
-    "news": TaskEntry(
-        "news",
-        "fastformer.tasks.news.task",
-        NewsConfig,
-        "news recommendation on MIND (the hierarchical recommender; NRMS-style softmax baseline)",
-        ("FastformerForNewsRecommendation",),
-        dict(evaluate=NewsEvaluation, predict=NewsPrediction, explain=NewsExplanation),
-    ),
-    "summarize": TaskEntry(
-        "summarize",
-        "fastformer.tasks.summarize.task",
-        SummarizationConfig,
-        "abstractive summarization (encoder-decoder; softmax encoder and Lead-3 baselines)",
-        ("FastformerForConditionalGeneration",),
-        dict(
-            evaluate=SummarizationEvaluation,
-            predict=TextPredictionSettings,
-            explain=TextExplanationSettings,
-            export=None,
-        ),
-    ),
+TASKS: dict[str, type[Task]] = {
+    task.name: task
+    for task in (
+        ClassificationTask,
+        LanguageModelingTask,
+        PretrainingTask,
+        DistillationTask,
+        NewsTask,
+        SummarizationTask,
+    )
 }
+
+__all__ = ["TASKS", "VERBS", "NotARunFolder", "VerbNotSupported", "task_for_verb", "task_of_folder"]
 
 
 VERBS = ("evaluate", "predict", "explain", "export", "generate")  # the CLI's verbs on a trained folder
 
 
-class NotARunFolder(ValueError):
-    pass
-
-
-class VerbNotSupported(NotARunFolder):
-    """A run folder whose task does not do what was asked (predict on a pretraining run, ...)."""
-
-
 def task_for_verb(path: str | Path, verb: str) -> tuple[str, str | None]:
-    """task_of_folder(path), refused in one line when the folder's task does not `verb` (a task declares its verbs
-    in TASKS)."""
+    """task_of_folder(path), refused in one line when the folder's task does not `verb` (a task class declares its
+    verbs)."""
     task, architecture = task_of_folder(path)
     entry = TASKS.get(task)
     if entry is not None and verb not in entry.verbs:

@@ -112,7 +112,7 @@ def unlabelled_examples(cfg, splits: dict[str, list], report: dict[str, Any]) ->
     in the validation or test split dropped (whitespace and case normalised) and counted in `report`."""
     from fastformer.data.text_classification import Example
     from fastformer.data.text_corpus import read_texts
-    from fastformer.tasks.pretrain.task import decontaminate, normalise_text
+    from fastformer.tasks.pretrain.corpus import decontaminate, normalise_text
 
     excluded = {normalise_text(e.text) for name in ("validation", "test") for e in splits.get(name, ())}
     texts = list(read_texts(cfg.unlabelled, cfg.unlabelled_field))

@@ -1,0 +1,122 @@
+"""What a task is: one class. Its class attributes say what the registry and the command line read (its name, help,
+settings class, the architectures of its folders, the verbs a trained folder of it offers); its methods are the
+parts of a training run that are its own and the commands on a trained folder.
+
+A run (`Task.train`, the skeleton in engine/skeleton.py) calls, in order:
+
+    load_data(cfg, report)             the data (report: what the readers found, saved in metrics.json "data")
+    baseline(cfg, data, out, report)   an untrained baseline (TF-IDF, Lead-3) run instead of training, or None
+    tokenizer_texts(cfg, data)         the texts a trained tokenizer learns from
+    prepare(cfg, data, tokenizer, out) a `Prepared`: model, datasets, collator, Trainer arguments, counts
+    evaluate_splits(cfg, model, tokenizer, data, prepared, out)  metrics per split; prediction files written to `out`
+    summary(metrics)                   what `fastformer train` prints
+
+The commands on a trained folder (`fastformer evaluate | predict | explain | export | generate`) call the method of
+the verb, with the folder, its architecture and the verb's settings (engine/verbs.py), for the verbs in `verbs`;
+a verb the task lacks is refused in one line before any of them runs (`tasks.registry.task_for_verb`):
+
+    evaluate:  evaluate_folder(folder, architecture, settings, output) -> metrics, and headline(metrics) (printed);
+               a task that writes per-example output writes `evaluation_file` beside `output` (metrics.json)
+    predict:   predictor(folder, architecture, settings) -> texts -> one record each (reads_texts), else
+               predict_folder(folder, architecture, settings, output) -> what it wrote (over a data folder)
+    explain:   explained_model(folder, architecture) -> (model, tokenizer, generate settings) (reads_texts), else
+               explain_folder(folder, architecture, settings) -> an explanation (save_html / save_png / save_json,
+               summary())
+    export:    export_model(folder, architecture) -> the model to trace (None: nothing to trace), and
+               generation_export(model) -> the generate-ready programs or why not ({} where the task has none)
+    generate:  generate_texts(folder, prompts, **generate_kwargs) -> the new text of each prompt
+
+Imports the standard library only, so the registry (and `fastformer --help`) stays light: a task's methods import
+torch and transformers when called.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from fastformer.engine.skeleton import Prepared, run_task
+
+
+class NotARunFolder(ValueError):
+    """A folder no command can read (missing, unfinished, damaged, not written by `fastformer train`)."""
+
+
+class VerbNotSupported(NotARunFolder):
+    """A run folder whose task does not do what was asked (predict on a pretraining run, ...)."""
+
+
+class Task:
+    """One task: what it is (class attributes) and what it does (methods); see the module docstring."""
+
+    name: ClassVar[str] = ""
+    help: ClassVar[str] = ""  # one line in `fastformer train --help`
+    config_class: ClassVar[type] = object  # its training settings (engine/settings.py's RunConfig)
+    architectures: ClassVar[tuple[str, ...]] = ()  # config.json "architectures" of its folders (of older versions)
+    # the verbs a trained folder offers besides training: verb -> the settings class of its flags (engine/verbs.py's,
+    # or the task's own extending one), None where the command's own flags are all it reads
+    verbs: ClassVar[dict[str, type | None]] = {}
+    instead: ClassVar[str] = ""  # said when a verb it lacks is asked for (FOLDER: the folder)
+    reads_texts: ClassVar[bool] = True  # predict / explain read texts (False: a data folder, --data / --user)
+    evaluation_file: ClassVar[str | None] = None  # what evaluate_folder writes beside metrics.json
+    prediction_file: ClassVar[str | None] = None  # what predict_folder writes in the run folder without --output
+
+    # --- a training run ---
+    def train(self, cfg) -> dict[str, Any]:
+        """Run the task end to end as `cfg` says; returns the metrics (also in OUTPUT/metrics.json)."""
+        return run_task(self, cfg)
+
+    def load_data(self, cfg, report: dict[str, Any]):
+        raise NotImplementedError
+
+    def baseline(self, cfg, data, out: Path, report: dict[str, Any]) -> dict[str, Any] | None:
+        return None
+
+    def tokenizer_texts(self, cfg, data):
+        raise NotImplementedError
+
+    def prepare(self, cfg, data, tokenizer, out: Path) -> Prepared:
+        raise NotImplementedError
+
+    def evaluate_splits(self, cfg, model, tokenizer, data, prepared: Prepared, out: Path) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def summary(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def describe(self, cfg, data) -> dict[str, Any]:
+        """What the data holds, printed before training (examples per split, labels and their counts, ...)."""
+        return {}
+
+    # --- the commands on a trained folder (those named in `verbs`) ---
+    def refuse(self, verb: str) -> VerbNotSupported:
+        """The one-line refusal of a verb this task does not offer."""
+        does = f"it does {', '.join(self.verbs)}" if self.verbs else "no other command reads it"
+        return VerbNotSupported(f"a {self.name} run does not {verb} ({does})")
+
+    def evaluate_folder(self, folder, architecture: str | None, settings, output: Path) -> dict[str, Any]:
+        raise self.refuse("evaluate")
+
+    def headline(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        return metrics
+
+    def predictor(self, folder, architecture: str | None, settings):
+        raise self.refuse("predict")
+
+    def predict_folder(self, folder, architecture: str | None, settings, output) -> str:
+        raise self.refuse("predict")
+
+    def explained_model(self, folder, architecture: str | None):
+        raise self.refuse("explain")
+
+    def explain_folder(self, folder, architecture: str | None, settings):
+        raise self.refuse("explain")
+
+    def export_model(self, folder, architecture: str | None):
+        raise self.refuse("export")
+
+    def generation_export(self, model) -> dict[str, Any]:
+        return {}
+
+    def generate_texts(self, folder, prompts: list[str], **generate_kwargs) -> list[str]:
+        raise self.refuse("generate")
