@@ -225,8 +225,6 @@ def best_epoch(state) -> float | None:
 
 def run_task(task: Task, cfg) -> dict[str, Any]:
     """Run one task end to end as `cfg` says; returns the metrics (also in OUTPUT/metrics.json)."""
-    from transformers import Trainer, set_seed
-
     main = is_main_process()
     folder = RunFolder(
         cfg.output_dir,
@@ -238,9 +236,13 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         data=cfg.data_digests() if main else None,
     )
     with folder:
-        set_seed(cfg.seed)
         report: dict[str, Any] = {}
+        # the data first: a malformed file is refused before torch and transformers load (seconds); the readers draw
+        # from their own seeded generators (cfg.seed), never the global ones set_seed seeds
         splits = task.load_data(cfg, report)
+        from transformers import Trainer, set_seed
+
+        set_seed(cfg.seed)
         # every check that can refuse runs before the first byte is written or deleted (begin)
         resume_from = folder.resume_checkpoint() if cfg.resume else None
         if main:
