@@ -34,13 +34,7 @@ STAGING = ".fastformer-staging"
 CHECKPOINTS = "checkpoints"
 FINGERPRINT = "fingerprint.json"  # inside each checkpoint-N folder
 TOKENIZER_STAMP = ".fastformer-tokenizer"  # marks OUTPUT/tokenizer as written by a run
-WEIGHTS = (
-    "model.safetensors",
-    "model.safetensors.index.json",
-    "pytorch_model.bin",
-    "tfidf.safetensors",
-    "nbsvm.safetensors",
-)
+WEIGHTS_SUFFIXES = (".safetensors", ".safetensors.index.json", ".bin")  # a model's (or a baseline's) weights
 FINISHING = ".fastformer-finishing.json"  # the files `finish` is moving into place; gone once the manifest is written
 OWN = {MARKER, LOCK, COMPLETE, INCOMPLETE, STAGING, FINISHING}
 # what the Trainer writes into a checkpoint folder: removed from a checkpoint killed before its file list was recorded
@@ -62,6 +56,11 @@ TRAINER_FILES = (
     "added_tokens.json",
     FINGERPRINT,
 )
+
+
+def is_weights(name: str) -> bool:
+    """Whether a file of a run folder holds weights (moved last, so a folder with weights is a finished one)."""
+    return name.endswith(WEIGHTS_SUFFIXES)
 
 
 def remove_written(folder: Path, written: list[str] | None) -> bool:
@@ -349,7 +348,7 @@ class RunFolder:
             "run_complete.json appears when it has.\n"
         )
         if previous:
-            files = sorted(previous.get("files", []), key=lambda name: name not in WEIGHTS)
+            files = sorted(previous.get("files", []), key=lambda name: not is_weights(name))
             for name in files:
                 target = self.path / name
                 if target.is_file() and name not in OWN:
@@ -479,7 +478,7 @@ class RunFolder:
     def finish(self, extra: dict[str, Any] | None = None) -> None:
         """Move every file of the staging folder into place (the weights last), then write the manifest."""
         staging = self.path / STAGING
-        entries = sorted(staging.iterdir(), key=lambda p: (p.name in WEIGHTS, p.name)) if staging.is_dir() else []
+        entries = sorted(staging.iterdir(), key=lambda p: (is_weights(p.name), p.name)) if staging.is_dir() else []
         # listed before the first move: a run killed mid-move has its files removed by the next run's begin()
         moving = dict(
             files=[e.name for e in entries if not e.is_dir()], folders=[e.name for e in entries if e.is_dir()]

@@ -61,6 +61,12 @@ class Task:
     evaluation_file: ClassVar[str | None] = None  # what evaluate_folder writes beside metrics.json
     prediction_file: ClassVar[str | None] = None  # what predict_folder writes in the run folder without --output
 
+    @classmethod
+    def older_folder_architecture(cls, folder: Path, architecture: str | None) -> str | None:
+        """The architecture of a folder an earlier version wrote without a task manifest, when its files say it is
+        this task's (`architecture`: what its run_config.json says), else None."""
+        return None
+
     # --- a training run ---
     def train(self, cfg) -> dict[str, Any]:
         """Run the task end to end as `cfg` says; returns the metrics (also in OUTPUT/metrics.json)."""

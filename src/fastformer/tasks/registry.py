@@ -58,7 +58,7 @@ def check_model_files(folder: Path) -> None:
 
 def task_of_folder(path: str | Path) -> tuple[str, str | None]:
     """(task name, architecture or None) of a folder written by `fastformer train`: what its manifest or marker says,
-    else (folders of earlier versions) its config.json's architectures or a TF-IDF model."""
+    else (folders of earlier versions) what a task recognises of its files, or its config.json's architectures."""
     from fastformer.engine.folder import RunFolderError, folder_task
 
     folder = Path(path)
@@ -78,12 +78,10 @@ def task_of_folder(path: str | Path) -> tuple[str, str | None]:
     check_model_files(folder)
     if task in TASKS:
         return task, architecture
-    if (folder / "tfidf.json").is_file() or (folder / "model.joblib").is_file():
-        return "classification", "tfidf"
-    if (folder / "nbsvm.json").is_file():
-        return "classification", "nbsvm"
-    if architecture == "lead3":  # a Lead-3 folder of an earlier version: metrics and summaries, no model
-        return "summarize", "lead3"
+    for entry in TASKS.values():  # a folder of an earlier version: the task that knows its files
+        found = entry.older_folder_architecture(folder, architecture)
+        if found:
+            return entry.name, found
     config = folder / "config.json"
     if config.is_file():
         names = json.loads(config.read_text()).get("architectures") or []

@@ -200,6 +200,12 @@ class ClassificationTask(Task):
             shown["..."] = f"{len(counts)} labels in all"
         return dict(examples={n: len(s) for n, s in data["splits"].items()}, training_labels=shown)
 
+    @classmethod
+    def older_folder_architecture(cls, folder: Path, architecture: str | None) -> str | None:
+        if (folder / "tfidf.json").is_file() or (folder / "model.joblib").is_file():
+            return "tfidf"
+        return "nbsvm" if (folder / "nbsvm.json").is_file() else None
+
     # --- the commands on a trained folder ---
     def export_model(self, model_dir: str | Path, architecture: str | None):
         """The model `fastformer export` traces: the classifier (None for a bag-of-words folder, which has none)."""

@@ -119,6 +119,11 @@ class SummarizationTask(Task):
     def summary(self, metrics: dict[str, Any]) -> dict[str, Any]:
         return {n: {k: v["f1"] for k, v in metrics[n]["rouge"].items()} for n in ("validation", "test") if n in metrics}
 
+    @classmethod
+    def older_folder_architecture(cls, folder: Path, architecture: str | None) -> str | None:
+        # a Lead-3 folder of an earlier version: metrics and summaries, no model
+        return "lead3" if architecture == "lead3" else None
+
     # --- the commands on a trained folder ---
 
     def export_model(self, model_dir: str | Path, architecture: str | None):
