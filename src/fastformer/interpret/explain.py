@@ -24,7 +24,7 @@ import torch
 from fastformer.data.tokenizer import special_tokens_around
 from fastformer.interpret.explanation import Explanation, View
 from fastformer.interpret.words import TokenizedText, split_words
-from fastformer.layers.attention import AdditiveAttention
+from fastformer.layers.attention import AdditiveAttention, FastformerAttention
 
 
 def scorer_for(model) -> type[Scorer]:
@@ -41,7 +41,8 @@ def scorer_for(model) -> type[Scorer]:
 
 
 def _check_additive(model) -> None:
-    if getattr(model.config, "attention_type", "fastformer") != "fastformer":
+    """Refuse a model whose mixers pool no additive-attention weights (a softmax baseline), whatever it is called."""
+    if not any(isinstance(module, FastformerAttention) for module in model.modules()):
         raise ValueError(
             "this model uses softmax attention (the baseline): it has attention maps, not the additive "
             "weights explain shows"
