@@ -103,7 +103,9 @@ def pretrain_bare_step(cfg, output_dir: Path) -> dict:
     texts = load_texts(cfg, {})
     tokenizer = AutoTokenizer.from_pretrained(str(output_dir / "tokenizer"))
     cfg.output_dir = str(output_dir / "bare")
-    prepared = PretrainingTask().prepare(cfg, texts, tokenizer, output_dir / "bare")
+    task = PretrainingTask()
+    model, _ = task.build_model(cfg, texts, tokenizer)
+    prepared = task.prepare(cfg, texts, tokenizer, model, output_dir / "bare")
     arguments = training_arguments(cfg, **prepared.arguments)
     trainer = Trainer(
         model=prepared.model,

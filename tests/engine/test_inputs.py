@@ -221,9 +221,9 @@ def test_length_grouped_order_covers_every_example_once_and_is_seeded():
     labels = LabelMap.from_examples(splits["train"])
     tokenizer = train_tokenizer((e.text for e in splits["train"]), vocab_size=500)
     cfg.max_length, cfg.model = 64, dict(hidden_size=16, num_attention_heads=2, intermediate_size=16)
-    prepared = ClassificationTask().prepare(
-        cfg, dict(splits=dict(splits, validation=splits["train"]), labels=labels), tokenizer, None
-    )
+    task, data = ClassificationTask(), dict(splits=dict(splits, validation=splits["train"]), labels=labels)
+    model, _ = task.build_model(cfg, data, tokenizer)  # the engine's build (engine/start.py), as a run does
+    prepared = task.prepare(cfg, data, tokenizer, model, None)
     train_set = prepared.train_dataset
     trainer = Trainer(
         model=prepared.model,

@@ -73,6 +73,7 @@ class ToyTask(Task):
     name = "toy"
     help = "a toy task (warm or cool colour words)"
     config_class = ToyConfig
+    model_class_name = "FastformerForSequenceClassification"  # built by the engine from the methods below
     verbs: ClassVar[dict[str, type | None]] = dict(evaluate=ToyEvaluation, predict=TextPredictionSettings)
 
     def load_data(self, cfg: ToyConfig, report: dict[str, Any]):
@@ -81,23 +82,20 @@ class ToyTask(Task):
     def tokenizer_texts(self, cfg: ToyConfig, data):
         return [r["text"] for r in data["train"]]
 
-    def prepare(self, cfg: ToyConfig, data, tokenizer, out: Path) -> Prepared:
+    def head_fields(self, cfg: ToyConfig, data, tokenizer=None) -> dict[str, Any]:
+        return dict(num_labels=len(LABELS))
+
+    def model_fields(self, cfg: ToyConfig) -> dict[str, Any]:
+        return dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16)
+
+    def input_length(self, cfg: ToyConfig) -> int:
+        return cfg.max_length
+
+    def prepare(self, cfg: ToyConfig, data, tokenizer, model, out: Path) -> Prepared:
         from transformers import DataCollatorWithPadding
 
-        from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
-
-        config = FastformerConfig(
-            vocab_size=len(tokenizer),
-            hidden_size=16,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=16,
-            max_position_embeddings=cfg.max_length,
-            num_labels=2,
-            pad_token_id=tokenizer.pad_token_id,
-        )
         return Prepared(
-            model=FastformerForSequenceClassification(config),
+            model=model,
             train_dataset=encode(tokenizer, data["train"], cfg.max_length),
             eval_dataset=encode(tokenizer, data["validation"], cfg.max_length),
             data_collator=DataCollatorWithPadding(tokenizer),

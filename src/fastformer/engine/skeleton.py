@@ -224,9 +224,57 @@ def best_epoch(state) -> float | None:
 
 
 def run_task(task: Task, cfg) -> dict[str, Any]:
-    """Run one task end to end as `cfg` says; returns the metrics (also in OUTPUT/metrics.json)."""
+    """Run one task end to end as `cfg` says; returns the metrics (also in OUTPUT/metrics.json). The steps: open the
+    run folder, read and check everything that can refuse, begin, build, train, measure, evaluate and save."""
     main = is_main_process()
-    folder = RunFolder(
+    folder = open_folder(task, cfg, main)
+    with folder:
+        report: dict[str, Any] = {}
+        data = read_and_check(task, cfg, report)
+        # every check that can refuse runs before the first byte is written or deleted (begin)
+        resume_from = folder.resume_checkpoint() if cfg.resume else None
+        if main:
+            folder.begin()
+            (folder.path / "run_config.json").write_text(json.dumps(cfg.as_dict(), indent=2))
+        out = folder.staging if main else Path(cfg.output_dir)
+        metrics = task.baseline(cfg, data, out, report)
+        if metrics is not None:
+            _finish(folder, out, cfg, metrics)
+            return metrics
+        tokenizer = run_tokenizer(cfg, task.tokenizer_texts(cfg, data), folder.path)
+        model, model_metrics = task.build_model(cfg, data, tokenizer)
+        prepared = task.prepare(cfg, data, tokenizer, model, out)
+        prepared.metrics = {**model_metrics, **prepared.metrics}
+        vocabulary = tokenizer_report(cfg, tokenizer)
+        if main:
+            announce(task, cfg, data, tokenizer, prepared, vocabulary)
+        # training seconds of the processes before this one, up to the checkpoint it resumes from (None: not recorded)
+        earlier_seconds = folder.checkpoint_seconds(resume_from) if resume_from else 0.0
+        trainer = build_trainer(task, cfg, folder, prepared, tokenizer, earlier_seconds)
+        start = time.perf_counter()
+        result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+        run = dict(seconds=time.perf_counter() - start, earlier_seconds=earlier_seconds, resumed_from=resume_from)
+        metrics = dict(
+            architecture=getattr(cfg, "architecture", None),  # (a task with one model has no --architecture)
+            train=training_report(cfg, prepared, trainer.state, result, **run),
+            parameters=sum(p.numel() for p in prepared.model.parameters()),
+            **prepared.metrics,
+            tokenizer=vocabulary,
+        )
+        if report:
+            metrics["data"] = report
+        if not main:
+            return metrics
+        check_finite(trainer.model)
+        metrics.update(task.evaluate_splits(cfg, trainer.model, tokenizer, data, prepared, out))
+        save_run(task, cfg, trainer, tokenizer, prepared, out)
+        _finish(folder, out, cfg, metrics)
+        return metrics
+
+
+def open_folder(task: Task, cfg, main: bool) -> RunFolder:
+    """The run folder (engine/folder.py), refusing one owned by another run, locked, or changed under --resume."""
+    return RunFolder(
         cfg.output_dir,
         task.name,
         cfg.fingerprint_settings(),
@@ -235,115 +283,92 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         main_process=main,
         data=cfg.data_digests() if main else None,
     )
-    with folder:
-        report: dict[str, Any] = {}
-        # the data first: a malformed file is refused before torch and transformers load (seconds); the readers draw
-        # from their own seeded generators (cfg.seed), never the global ones set_seed seeds
-        splits = task.load_data(cfg, report)
-        from transformers import Trainer, set_seed
-
-        set_seed(cfg.seed)
-        # every check that can refuse runs before the first byte is written or deleted (begin)
-        resume_from = folder.resume_checkpoint() if cfg.resume else None
-        if main:
-            folder.begin()
-        out = folder.staging if main else Path(cfg.output_dir)
-        if main:
-            (folder.path / "run_config.json").write_text(json.dumps(cfg.as_dict(), indent=2))
-        metrics = task.baseline(cfg, splits, out, report)
-        if metrics is not None:
-            _finish(folder, out, cfg, metrics)
-            return metrics
-        tokenizer = run_tokenizer(cfg, task.tokenizer_texts(cfg, splits), folder.path)
-        prepared = task.prepare(cfg, splits, tokenizer, out)
-        vocabulary = tokenizer_report(cfg, tokenizer)
-        if main:
-            announce(task, cfg, splits, tokenizer, prepared, vocabulary)
-        trainer_class = prepared.trainer_class or Trainer
-        kwargs = dict(prepared.trainer_kwargs)
-        # training seconds of the processes before this one, up to the checkpoint it resumes from (None: not recorded)
-        earlier_seconds = folder.checkpoint_seconds(resume_from) if resume_from else 0.0
-        kwargs["callbacks"] = [
-            fingerprint_callback(folder, earlier_seconds),
-            divergence_callback(),
-            memory_release_callback(),
-            estimate_callback(task.name),
-            *kwargs.get("callbacks", []),
-        ]
-        args = training_arguments(cfg, **prepared.arguments)
-        if getattr(cfg, "layer_lr_decay", 1.0) != 1.0:  # discriminative fine-tuning of an --init-from encoder
-            scales = layer_rate_scales(prepared.model, cfg.layer_lr_decay)
-            kwargs["optimizer_cls_and_kwargs"] = layerwise_optimizer(args, prepared.model, scales)
-        trainer = trainer_class(
-            model=prepared.model,
-            args=args,
-            train_dataset=prepared.train_dataset,
-            eval_dataset=prepared.eval_dataset,
-            data_collator=prepared.data_collator,
-            processing_class=tokenizer,
-            **kwargs,
-        )
-        first_step = checkpoint_step(resume_from) if resume_from else 0
-        start = time.perf_counter()
-        result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
-        seconds = time.perf_counter() - start
-        state = trainer.state
-        # training alone: the Trainer's runtime less the evaluations it ran during training (this process)
-        runtime = result.metrics.get("train_runtime") or 0.0
-        eval_seconds = sum(h.get("eval_runtime", 0.0) for h in state.log_history if h.get("step", 0) > first_step)
-        train_seconds = runtime - eval_seconds
-        # epochs this process trained: its steps at the run's epochs per step (state.num_train_epochs is rounded up to a
-        # whole epoch when --max-steps stops a run inside one, and would count tokens never seen)
-        epochs_here = (state.global_step - first_step) * float(state.epoch or 0.0) / max(state.global_step, 1)
-        tokens = prepared.tokens_per_epoch
-        metrics = dict(
-            architecture=getattr(cfg, "architecture", None),  # (a task with one model has no --architecture)
-            train=dict(
-                **prepared.train_counts,
-                epochs=round(float(state.epoch or 0.0), 4),  # what ran (--max-steps may stop before --epochs)
-                epochs_requested=cfg.epochs,
-                steps=state.global_step,
-                seconds=round(seconds, 2),  # this process
-                # the whole run: with the processes before a resume (None when a resumed checkpoint did not record them)
-                run_seconds=round(earlier_seconds + seconds, 2) if earlier_seconds is not None else None,
-                train_runtime=result.metrics.get("train_runtime"),
-                evaluation_seconds=round(eval_seconds, 2),
-                # real (not padding) tokens per second of training in this process, evaluations excluded
-                tokens_per_s=round(tokens * epochs_here / train_seconds, 1) if tokens and train_seconds > 0 else None,
-                final_loss=whole_run_loss(state.log_history, result.training_loss, first_step, state.global_step),
-                resumed_from=str(resume_from) if resume_from else None,
-                best_checkpoint=state.best_model_checkpoint,
-                best_epoch=best_epoch(state),
-            ),
-            parameters=sum(p.numel() for p in prepared.model.parameters()),
-            **prepared.metrics,
-        )
-        metrics["tokenizer"] = vocabulary
-        if report:
-            metrics["data"] = report
-        if not main:
-            return metrics
-        check_finite(trainer.model)
-        metrics.update(task.evaluate_splits(cfg, trainer.model, tokenizer, splits, prepared, out))
-        trainer.model.save_pretrained(out)
-        tokenizer.model_max_length = input_limit(cfg, trainer.model)  # Hugging Face clients truncate to it
-        tokenizer.save_pretrained(out)
-        (out / "log_history.json").write_text(json.dumps(state.log_history, indent=1))
-        if prepared.plot is not None:
-            kept = checkpoint_step(state.best_model_checkpoint) if state.best_model_checkpoint else None
-            title = f"{task.name}: {getattr(cfg, 'architecture', None) or ''} -> {cfg.output_dir}"
-            plot_training(state.log_history, out / "training.png", prepared.plot, title=title, kept_step=kept)
-        _finish(folder, out, cfg, metrics)
-        return metrics
 
 
-def input_limit(cfg, model) -> int:
-    """The most tokens the run's model reads per text: the run's max length (classification, news), document length
-    (summarization) or block size (language models), else the model's positions."""
-    for name in ("max_length", "max_source_length", "block_size"):
-        if getattr(cfg, name, None):
-            return int(getattr(cfg, name))
-    return int(getattr(model.config, "max_position_embeddings", 512))
+def read_and_check(task: Task, cfg, report: dict[str, Any]):
+    """The task's data and its start checks, then the global seeds. The data first: a malformed file is refused
+    before torch and transformers load (seconds); the readers draw from their own seeded generators (cfg.seed),
+    never the global ones set_seed seeds."""
+    data = task.load_data(cfg, report)
+    task.check_start(cfg, data)
+    from transformers import set_seed
+
+    set_seed(cfg.seed)
+    return data
+
+
+def build_trainer(task: Task, cfg, folder: RunFolder, prepared: Prepared, tokenizer, earlier_seconds: float | None):
+    """The task's Trainer (transformers' own unless it brings one) with the run's arguments and the engine's
+    callbacks: checkpoint fingerprints, divergence, memory release, the time estimate; discriminative rates."""
+    from transformers import Trainer
+
+    kwargs = dict(prepared.trainer_kwargs)
+    kwargs["callbacks"] = [
+        fingerprint_callback(folder, earlier_seconds),
+        divergence_callback(),
+        memory_release_callback(),
+        estimate_callback(task.name),
+        *kwargs.get("callbacks", []),
+    ]
+    args = training_arguments(cfg, **prepared.arguments)
+    if getattr(cfg, "layer_lr_decay", 1.0) != 1.0:  # discriminative fine-tuning of an --init-from encoder
+        scales = layer_rate_scales(prepared.model, cfg.layer_lr_decay)
+        kwargs["optimizer_cls_and_kwargs"] = layerwise_optimizer(args, prepared.model, scales)
+    return (prepared.trainer_class or Trainer)(
+        model=prepared.model,
+        args=args,
+        train_dataset=prepared.train_dataset,
+        eval_dataset=prepared.eval_dataset,
+        data_collator=prepared.data_collator,
+        processing_class=tokenizer,
+        **kwargs,
+    )
+
+
+def training_report(
+    cfg, prepared: Prepared, state, result, seconds: float, earlier_seconds: float | None, resumed_from
+) -> dict[str, Any]:
+    """metrics.json "train": what ran, how long, how fast, the whole run's loss, the kept checkpoint."""
+    first_step = checkpoint_step(resumed_from) if resumed_from else 0
+    # training alone: the Trainer's runtime less the evaluations it ran during training (this process)
+    runtime = result.metrics.get("train_runtime") or 0.0
+    eval_seconds = sum(h.get("eval_runtime", 0.0) for h in state.log_history if h.get("step", 0) > first_step)
+    train_seconds = runtime - eval_seconds
+    # epochs this process trained: its steps at the run's epochs per step (state.num_train_epochs is rounded up to a
+    # whole epoch when --max-steps stops a run inside one, and would count tokens never seen)
+    epochs_here = (state.global_step - first_step) * float(state.epoch or 0.0) / max(state.global_step, 1)
+    tokens = prepared.tokens_per_epoch
+    return dict(
+        **prepared.train_counts,
+        epochs=round(float(state.epoch or 0.0), 4),  # what ran (--max-steps may stop before --epochs)
+        epochs_requested=cfg.epochs,
+        steps=state.global_step,
+        seconds=round(seconds, 2),  # this process
+        # the whole run: with the processes before a resume (None when a resumed checkpoint did not record them)
+        run_seconds=round(earlier_seconds + seconds, 2) if earlier_seconds is not None else None,
+        train_runtime=result.metrics.get("train_runtime"),
+        evaluation_seconds=round(eval_seconds, 2),
+        # real (not padding) tokens per second of training in this process, evaluations excluded
+        tokens_per_s=round(tokens * epochs_here / train_seconds, 1) if tokens and train_seconds > 0 else None,
+        final_loss=whole_run_loss(state.log_history, result.training_loss, first_step, state.global_step),
+        resumed_from=str(resumed_from) if resumed_from else None,
+        best_checkpoint=state.best_model_checkpoint,
+        best_epoch=best_epoch(state),
+    )
+
+
+def save_run(task: Task, cfg, trainer, tokenizer, prepared: Prepared, out: Path) -> None:
+    """The trained model, its tokenizer (truncating where the run read), the log and its plot, into `out`."""
+    trainer.model.save_pretrained(out)
+    # Hugging Face clients truncate to it
+    tokenizer.model_max_length = task.input_length(cfg) or trainer.model.config.max_position_embeddings
+    tokenizer.save_pretrained(out)
+    state = trainer.state
+    (out / "log_history.json").write_text(json.dumps(state.log_history, indent=1))
+    if prepared.plot is not None:
+        kept = checkpoint_step(state.best_model_checkpoint) if state.best_model_checkpoint else None
+        title = f"{task.name}: {getattr(cfg, 'architecture', None) or ''} -> {cfg.output_dir}"
+        plot_training(state.log_history, out / "training.png", prepared.plot, title=title, kept_step=kept)
 
 
 def announce(task: Task, cfg, data, tokenizer, prepared: Prepared, vocabulary: dict[str, Any]) -> None:

@@ -5,9 +5,12 @@ parts of a training run that are its own and the commands on a trained folder.
 A run (`Task.train`, the skeleton in engine/skeleton.py) calls, in order:
 
     load_data(cfg, report)             the data (report: what the readers found, saved in metrics.json "data")
+    check_start(cfg, data)             refuse a start it cannot make (before the run folder changes)
     baseline(cfg, data, out, report)   an untrained baseline (TF-IDF, Lead-3) run instead of training, or None
     tokenizer_texts(cfg, data)         the texts a trained tokenizer learns from
-    prepare(cfg, data, tokenizer, out) a `Prepared`: model, datasets, collator, Trainer arguments, counts
+    build_model(cfg, data, tokenizer)  the model and its metrics: the engine builds `model_class_name` from a preset
+                                       or --init-from, with the task's head_fields, model_fields, input_length
+    prepare(cfg, data, tokenizer, model, out)  a `Prepared`: datasets, collator, Trainer arguments, counts
     evaluate_splits(cfg, model, tokenizer, data, prepared, out)  metrics per split; prediction files written to `out`
     summary(metrics)                   what `fastformer train` prints
 
@@ -35,7 +38,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from fastformer.engine.folder import model_files_problem
 from fastformer.engine.skeleton import Prepared, run_task
+from fastformer.engine.start import build_model, check_model_start
 
 
 class NotARunFolder(ValueError):
@@ -44,6 +49,13 @@ class NotARunFolder(ValueError):
 
 class VerbNotSupported(NotARunFolder):
     """A run folder whose task does not do what was asked (predict on a pretraining run, ...)."""
+
+
+def check_model_files(folder: str | Path) -> None:
+    """A damaged model folder is one line naming the file, before anything loads it (`folder.model_files_problem`)."""
+    problem = model_files_problem(Path(folder))
+    if problem:
+        raise NotARunFolder(problem)
 
 
 class Task:
@@ -58,6 +70,9 @@ class Task:
     verbs: ClassVar[dict[str, type | None]] = {}
     instead: ClassVar[str] = ""  # said when a verb it lacks is asked for (FOLDER: the folder)
     reads_texts: ClassVar[bool] = True  # predict / explain read texts (False: a data folder, --data / --user)
+    # its model, which the engine builds (engine/start.py): a class of fastformer.models.fastformer (None: the task
+    # builds its own in `build_model`)
+    model_class_name: ClassVar[str | None] = None
     evaluation_file: ClassVar[str | None] = None  # what evaluate_folder writes beside metrics.json
     prediction_file: ClassVar[str | None] = None  # what predict_folder writes in the run folder without --output
 
@@ -75,13 +90,35 @@ class Task:
     def load_data(self, cfg, report: dict[str, Any]):
         raise NotImplementedError
 
+    def check_start(self, cfg, data) -> None:
+        """Refuse a start the run cannot make (an --init-from folder that cannot start its model), before the run
+        folder changes."""
+        check_model_start(self, cfg, data)
+
+    def head_fields(self, cfg, data, tokenizer=None) -> dict[str, Any]:
+        """The config fields of the task's head (labels, decoder, user encoder, ...); `tokenizer` None: for the start
+        checks, before the run's tokenizer exists."""
+        return {}
+
+    def model_fields(self, cfg) -> dict[str, Any]:
+        """The task's own defaults of a fresh model's config (beneath the preset's and --model's)."""
+        return {}
+
+    def input_length(self, cfg) -> int | None:
+        """The most tokens the run's model reads per input (its positions; what a saved tokenizer truncates to)."""
+        return None
+
+    def build_model(self, cfg, data, tokenizer) -> tuple[Any, dict[str, Any]]:
+        """(the run's model, its metrics.json entries): the engine's build of `model_class_name` (engine/start.py)."""
+        return build_model(self, cfg, data, tokenizer)
+
     def baseline(self, cfg, data, out: Path, report: dict[str, Any]) -> dict[str, Any] | None:
         return None
 
     def tokenizer_texts(self, cfg, data):
         raise NotImplementedError
 
-    def prepare(self, cfg, data, tokenizer, out: Path) -> Prepared:
+    def prepare(self, cfg, data, tokenizer, model, out: Path) -> Prepared:
         raise NotImplementedError
 
     def evaluate_splits(self, cfg, model, tokenizer, data, prepared: Prepared, out: Path) -> dict[str, Any]:

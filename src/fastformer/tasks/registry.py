@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fastformer.engine.task import NotARunFolder, Task, VerbNotSupported
+from fastformer.engine.task import NotARunFolder, Task, VerbNotSupported, check_model_files
 from fastformer.tasks.classification.task import ClassificationTask
 from fastformer.tasks.distill.task import DistillationTask
 from fastformer.tasks.lm.task import LanguageModelingTask
@@ -45,15 +45,6 @@ def task_for_verb(path: str | Path, verb: str) -> tuple[str, str | None]:
         hint = f"; {entry.instead.replace('FOLDER', str(path))}" if entry.instead else ""
         raise VerbNotSupported(f"{path}: holds a {task} run, which does not {verb} ({does}){hint}")
     return task, architecture
-
-
-def check_model_files(folder: Path) -> None:
-    """A damaged folder is one line naming the file, before anything loads it (`engine.folder.model_files_problem`)."""
-    from fastformer.engine.folder import model_files_problem
-
-    problem = model_files_problem(Path(folder))
-    if problem:
-        raise NotARunFolder(problem)
 
 
 def task_of_folder(path: str | Path) -> tuple[str, str | None]:

@@ -29,8 +29,8 @@ def load_teacher_classifier(folder: str | Path, labels: list[str], tokenizer):
     from transformers import AutoTokenizer
 
     from fastformer.engine.init_from import InitFromError, pretrained_config
+    from fastformer.engine.task import NotARunFolder, check_model_files
     from fastformer.models.fastformer import FastformerForSequenceClassification
-    from fastformer.tasks.registry import NotARunFolder, check_model_files
 
     folder = Path(folder)
     try:

@@ -13,14 +13,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from fastformer.data.text_classification import LabelMap, read_examples
-from fastformer.engine import inputs
-from fastformer.engine.init_from import check_start, start_from
 from fastformer.engine.outputs import write_jsonl
 from fastformer.engine.skeleton import Prepared
 from fastformer.engine.task import Task
 from fastformer.engine.verbs import TextExplanationSettings, TextPredictionSettings
 from fastformer.metrics.classification import classification_metrics
-from fastformer.presets import mixer_of
 from fastformer.tasks.classification.config import ClassificationConfig, ClassificationEvaluation
 from fastformer.tasks.classification.data import load_splits, relabel_binary
 
@@ -79,6 +76,7 @@ class ClassificationTask(Task):
         export=None,
     )
     evaluation_file = "predictions.jsonl"
+    model_class_name = "FastformerForSequenceClassification"
 
     def load_data(self, cfg: ClassificationConfig, report: dict[str, Any]):
         splits = load_splits(cfg, report)
@@ -95,7 +93,6 @@ class ClassificationTask(Task):
         for name in ("validation", "test"):  # a label the training data lacks: an error now, not after training
             for example in splits.get(name, ()):
                 labels.encode(example)
-        check_start(cfg, classifier_head_fields(labels), cfg.max_length)  # refused before the folder is touched
         data = dict(splits=splits, labels=labels)
         if cfg.teacher:  # task distillation: the teacher loads and fits, the unlabelled texts are read, before it too
             from fastformer.engine.inputs import make_tokenizer
@@ -114,33 +111,22 @@ class ClassificationTask(Task):
     def tokenizer_texts(self, cfg: ClassificationConfig, data):
         return (e.text for e in data["splits"]["train"])
 
-    def prepare(self, cfg: ClassificationConfig, data, tokenizer, out: Path) -> Prepared:
+    def head_fields(self, cfg: ClassificationConfig, data, tokenizer=None) -> dict[str, Any]:
+        return classifier_head_fields(data["labels"])
+
+    def input_length(self, cfg: ClassificationConfig) -> int:
+        return cfg.max_length
+
+    def prepare(self, cfg: ClassificationConfig, data, tokenizer, model, out: Path) -> Prepared:
         import numpy as np
         from transformers import DataCollatorWithPadding
 
-        from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
         from fastformer.tasks.classification.classifier import EncodedDataset
 
         splits, labels = data["splits"], data["labels"]
         texts = splits["train"] + data.get("unlabelled", [])
         train_set = EncodedDataset(texts, tokenizer, labels, cfg.max_length, cfg.truncation)
         eval_set = EncodedDataset(splits["validation"], tokenizer, labels, cfg.max_length, cfg.truncation)
-        model_fields = dict(
-            vocab_size=len(tokenizer),
-            max_position_embeddings=max(cfg.max_length, 8),
-            pad_token_id=tokenizer.pad_token_id,
-            **classifier_head_fields(labels),
-        )
-        origin = None
-        if cfg.init_from:
-            model, origin = start_from(
-                FastformerForSequenceClassification, cfg, classifier_head_fields(labels), tokenizer, cfg.max_length
-            )
-        else:
-            model_fields["attention_type"] = mixer_of(cfg.architecture)  # (a baseline never gets here)
-            config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
-            model = FastformerForSequenceClassification(config)
-        embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)
 
         def compute_metrics(prediction):
             logits, label_ids = prediction
@@ -160,10 +146,6 @@ class ClassificationTask(Task):
             ),
             train_counts=dict(examples=len(train_set), unlabelled=len(data.get("unlabelled", []))),
             tokens_per_epoch=train_set.num_tokens(),
-            metrics=dict(
-                inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings),
-                **({"init_from": origin} if origin else {}),
-            ),
             plot={
                 "validation loss": "eval_loss",
                 "validation macro-F1": "eval_macro_f1",

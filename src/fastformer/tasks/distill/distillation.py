@@ -58,8 +58,8 @@ def load_fastformer(flag: str, path: Path, **overrides):
     """A saved fastformer folder as a FastformerModel (any head's folder: its encoder), refusals in one line;
     `overrides`: config fields that leave its outputs as they are (local_mixing: identity convolutions)."""
     from fastformer.engine.init_from import InitFromError, pretrained_config
+    from fastformer.engine.task import NotARunFolder, check_model_files
     from fastformer.models.fastformer import FastformerModel
-    from fastformer.tasks.registry import NotARunFolder, check_model_files
 
     try:
         pretrained_config(path)

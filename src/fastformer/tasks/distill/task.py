@@ -40,7 +40,14 @@ class DistillationTask(Task):
     def tokenizer_texts(self, cfg: DistillationConfig, data):
         return data["texts"]["train"]
 
-    def prepare(self, cfg: DistillationConfig, data, tokenizer, out: Path) -> Prepared:
+    def input_length(self, cfg: DistillationConfig) -> int:
+        return cfg.block_size
+
+    def build_model(self, cfg: DistillationConfig, data, tokenizer):
+        """The student, loaded (and checked against its teacher) with the data."""
+        return data["student"], {}
+
+    def prepare(self, cfg: DistillationConfig, data, tokenizer, model, out: Path) -> Prepared:
         import torch
 
         from fastformer.tasks.distill.distillation import (

@@ -46,24 +46,31 @@ class LanguageModelingTask(Task):
     def tokenizer_texts(self, cfg: LanguageModelingConfig, documents):
         return documents["train"]
 
-    def prepare(self, cfg: LanguageModelingConfig, documents, tokenizer, out: Path) -> Prepared:
+    def input_length(self, cfg: LanguageModelingConfig) -> int:
+        return cfg.block_size
+
+    def build_model(self, cfg: LanguageModelingConfig, documents, tokenizer):
+        """A causal Fastformer or the GPT-2 baseline (language_model.build_model), or with --init-from continued
+        pretraining: every weight from the folder (a fresh optimizer)."""
+        if not cfg.init_from:
+            from fastformer.tasks.lm.language_model import build_model
+
+            return build_model(cfg, len(tokenizer), tokenizer.pad_token_id, tokenizer.sep_token_id), {}
+        from fastformer.engine.init_from import continuing_config, load_whole, origin_report
+        from fastformer.models.fastformer import FastformerForCausalLM
+
+        config = continuing_config(cfg.init_from, cfg.model, cfg.architecture, tokenizer, cfg.block_size)
+        model = load_whole(FastformerForCausalLM, cfg.init_from, config)
+        return model, {"init_from": origin_report(cfg.init_from, [])}
+
+    def prepare(self, cfg: LanguageModelingConfig, documents, tokenizer, model, out: Path) -> Prepared:
         from transformers import default_data_collator
 
-        from fastformer.tasks.lm.language_model import TokenBlocks, build_model
+        from fastformer.tasks.lm.language_model import TokenBlocks
 
         separator = tokenizer.sep_token_id
         train_set = TokenBlocks(documents["train"], tokenizer, cfg.block_size, separator)
         eval_set = TokenBlocks(documents["validation"], tokenizer, cfg.block_size, separator)
-        origin = None
-        if cfg.init_from:  # continued pretraining: every weight from the folder, a fresh optimizer
-            from fastformer.engine.init_from import continuing_config, load_whole, origin_report
-            from fastformer.models.fastformer import FastformerForCausalLM
-
-            config = continuing_config(cfg.init_from, cfg.model, cfg.architecture, tokenizer, cfg.block_size)
-            model = load_whole(FastformerForCausalLM, cfg.init_from, config)
-            origin = origin_report(cfg.init_from, [])
-        else:
-            model = build_model(cfg, len(tokenizer), tokenizer.pad_token_id, separator)
         return Prepared(
             model=model,
             train_dataset=train_set,
@@ -73,7 +80,6 @@ class LanguageModelingTask(Task):
             train_counts=dict(documents=len(documents["train"]), blocks=len(train_set)),
             tokens_per_epoch=train_set.num_tokens(),
             plot={"validation loss": "eval_loss"},
-            metrics={"init_from": origin} if origin else {},
         )
 
     def evaluate_splits(self, cfg: LanguageModelingConfig, model, tokenizer, documents, prepared: Prepared, out: Path):

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from fastformer.data.mind import load_mind
-from fastformer.engine import inputs
 from fastformer.engine.skeleton import Prepared
 from fastformer.engine.task import Task
 from fastformer.tasks.news.config import NewsConfig, NewsEvaluation, NewsExplanation, NewsPrediction
@@ -27,31 +26,39 @@ class NewsTask(Task):
         evaluate=NewsEvaluation, predict=NewsPrediction, explain=NewsExplanation
     )
     reads_texts = False  # predict and explain read a MIND folder (--data, --user)
+    model_class_name = "FastformerForNewsRecommendation"
     evaluation_file = "prediction.txt"  # the leaderboard's format, beside metrics.json
     prediction_file = "prediction.txt"  # predict_folder's output inside the run folder when none is given
 
     def load_data(self, cfg: NewsConfig, report: dict[str, Any]):
-        from fastformer.tasks.news.recommender import load_splits, news_head_fields
+        from fastformer.tasks.news.recommender import load_splits
 
         splits = load_splits(cfg)
         report.update({name: dict(folder=d.folder, **d.report.as_dict()) for name, d in splits.items()})
-        from fastformer.engine.init_from import check_start
-
-        check_start(cfg, news_head_fields(cfg), cfg.max_length)  # a folder that cannot start it: refused now
         return splits
+
+    def head_fields(self, cfg: NewsConfig, data, tokenizer=None) -> dict[str, Any]:
+        # with --init-from, the pretrained encoder reads the news; the user encoder and the pooling start fresh
+        from fastformer.tasks.news.recommender import news_head_fields
+
+        return news_head_fields(cfg)
+
+    def model_fields(self, cfg: NewsConfig) -> dict[str, Any]:
+        return dict(num_hidden_layers=1)  # the paper's MIND recommender: one layer in each encoder
+
+    def input_length(self, cfg: NewsConfig) -> int:
+        return cfg.max_length
 
     def tokenizer_texts(self, cfg: NewsConfig, splits):
         return (n.text(cfg.news_fields) for n in splits["train"].news.values())
 
-    def prepare(self, cfg: NewsConfig, splits, tokenizer, out: Path) -> Prepared:
+    def prepare(self, cfg: NewsConfig, splits, tokenizer, model, out: Path) -> Prepared:
         import torch
 
-        from fastformer.models.fastformer import FastformerConfig, FastformerForNewsRecommendation
         from fastformer.tasks.news.recommender import (
             ClickCollator,
             ClickRows,
             NewsTokens,
-            news_head_fields,
             popularity_prior,
             ranking_trainer,
             training_clicks,
@@ -60,28 +67,9 @@ class NewsTask(Task):
         tokens = NewsTokens(tokenizer, cfg.news_fields, cfg.max_length)
         for data in splits.values():
             tokens.add(data)
-        origin = None
-        if cfg.init_from:  # the pretrained encoder reads the news; the user encoder and the pooling start fresh
-            from fastformer.engine.init_from import start_from
-
-            model, origin = start_from(
-                FastformerForNewsRecommendation, cfg, news_head_fields(cfg), tokenizer, cfg.max_length
-            )
-            config = model.config
-        else:
-            model_fields = dict(
-                vocab_size=len(tokenizer),
-                num_hidden_layers=1,  # the paper's MIND recommender: one layer in each encoder
-                max_position_embeddings=max(cfg.max_length, 8),
-                pad_token_id=tokenizer.pad_token_id,
-                attention_type=cfg.architecture,
-                **news_head_fields(cfg),
-            )
-            config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
-            model = FastformerForNewsRecommendation(config)
+        config = model.config
         clicks = training_clicks(splits["train"]) if config.popularity_buckets else None
         rows = ClickRows(splits["train"], cfg.max_history, cfg.negatives, cfg.seed, clicks)
-        embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)
         train_counts = dict(
             impressions=len(splits["train"].impressions),
             rows=len(rows),
@@ -110,10 +98,6 @@ class NewsTask(Task):
                 remove_unused_columns=False,  # rows hold news ids for the collator, not the model's inputs
             ),
             train_counts=train_counts,
-            metrics=dict(
-                inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings),
-                **({"init_from": origin} if origin else {}),
-            ),
             plot={"validation AUC": "eval_auc", "validation nDCG@10": "eval_ndcg@10"},
             trainer_class=trainer_class,
             trainer_kwargs=dict(callbacks=callbacks),

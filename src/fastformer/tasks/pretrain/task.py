@@ -31,13 +31,21 @@ class PretrainingTask(Task):
     def tokenizer_texts(self, cfg: PretrainingConfig, texts):
         return texts["train"]
 
-    def prepare(self, cfg: PretrainingConfig, texts, tokenizer, out: Path) -> Prepared:
+    def input_length(self, cfg: PretrainingConfig) -> int:
+        return cfg.block_size
+
+    def build_model(self, cfg: PretrainingConfig, texts, tokenizer):
+        """The objective's model: a masked LM, or ELECTRA's generator and discriminator (pretraining.build_model)."""
+        from fastformer.tasks.pretrain.pretraining import build_model
+
+        return build_model(cfg, tokenizer), {}
+
+    def prepare(self, cfg: PretrainingConfig, texts, tokenizer, model, out: Path) -> Prepared:
         from fastformer.tasks.pretrain.pretraining import (
             EVALUATION_MASK_SEED,
             MaskedPieces,
             MaskingCollator,
             TextPieces,
-            build_model,
             detection_accuracy,
             detections,
             epoch_callback,
@@ -53,7 +61,7 @@ class PretrainingTask(Task):
         eval_set = MaskedPieces(pieces, fixed)
         metrics = (detection_accuracy, detections) if electra else (masked_accuracy, masked_argmax)
         return Prepared(
-            model=build_model(cfg, tokenizer),
+            model=model,
             train_dataset=train_set,
             eval_dataset=eval_set,
             data_collator=collator,

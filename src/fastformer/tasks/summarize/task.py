@@ -11,12 +11,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from fastformer.data.summarization import lead, read_pairs
-from fastformer.engine import inputs
 from fastformer.engine.outputs import write_jsonl
 from fastformer.engine.skeleton import Prepared
 from fastformer.engine.task import Task
 from fastformer.engine.verbs import TextExplanationSettings, TextPredictionSettings
-from fastformer.presets import mixer_of
 from fastformer.tasks.summarize.config import SummarizationConfig, SummarizationEvaluation
 
 
@@ -33,16 +31,23 @@ class SummarizationTask(Task):
         explain=TextExplanationSettings,
         export=None,
     )
+    model_class_name = "FastformerForConditionalGeneration"
     evaluation_file = "summaries.jsonl"
 
     def load_data(self, cfg: SummarizationConfig, report: dict[str, Any]):
-        from fastformer.tasks.summarize.summarizer import load_splits, summarizer_head_fields
+        from fastformer.tasks.summarize.summarizer import load_splits
 
         splits, skipped = load_splits(cfg)
-        from fastformer.engine.init_from import check_start
-
-        check_start(cfg, summarizer_head_fields(cfg), cfg.max_source_length)  # refused before the folder is touched
         return dict(splits=splits, skipped=skipped)
+
+    def head_fields(self, cfg: SummarizationConfig, data, tokenizer=None) -> dict[str, Any]:
+        # with --init-from, the pretrained encoder reads the documents; the decoder starts fresh
+        from fastformer.tasks.summarize.summarizer import summarizer_head_fields
+
+        return summarizer_head_fields(cfg, tokenizer)
+
+    def input_length(self, cfg: SummarizationConfig) -> int:
+        return cfg.max_source_length
 
     def baseline(self, cfg: SummarizationConfig, data, out: Path, report: dict[str, Any]):
         from fastformer.tasks.summarize.summarizer import run_lead3
@@ -52,38 +57,14 @@ class SummarizationTask(Task):
     def tokenizer_texts(self, cfg: SummarizationConfig, data):
         return (text for p in data["splits"]["train"] for text in (p.source, p.target))
 
-    def prepare(self, cfg: SummarizationConfig, data, tokenizer, out: Path) -> Prepared:
+    def prepare(self, cfg: SummarizationConfig, data, tokenizer, model, out: Path) -> Prepared:
         from transformers import DataCollatorForSeq2Seq
 
-        from fastformer.models.fastformer import FastformerConfig, FastformerForConditionalGeneration
-        from fastformer.tasks.summarize.summarizer import PairDataset, summarizer_head_fields
+        from fastformer.tasks.summarize.summarizer import PairDataset
 
         splits = data["splits"]
         train_set = PairDataset(splits["train"], tokenizer, cfg.max_source_length, cfg.max_target_length)
         eval_set = PairDataset(splits["validation"], tokenizer, cfg.max_source_length, cfg.max_target_length)
-        origin = None
-        if cfg.init_from:  # the pretrained encoder reads the documents; the decoder starts fresh
-            from fastformer.engine.init_from import start_from
-
-            model, origin = start_from(
-                FastformerForConditionalGeneration,
-                cfg,
-                summarizer_head_fields(cfg, tokenizer),
-                tokenizer,
-                cfg.max_source_length,
-            )
-        else:
-            model_fields = dict(
-                vocab_size=len(tokenizer),
-                max_position_embeddings=cfg.max_source_length,
-                pad_token_id=tokenizer.pad_token_id,
-                attention_type=mixer_of(cfg.architecture),  # (lead3 never gets here)
-                **summarizer_head_fields(cfg, tokenizer),
-            )
-            config = FastformerConfig.from_preset(cfg.preset, **{**model_fields, **cfg.model})
-            model = FastformerForConditionalGeneration(config)
-        # one table for source, target and output layer: the vectors reach all three
-        embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)
         source_tokens, target_tokens = train_set.num_tokens()
         return Prepared(
             model=model,
@@ -97,8 +78,6 @@ class SummarizationTask(Task):
             tokens_per_epoch=source_tokens + target_tokens,
             metrics=dict(
                 skipped_empty_rows={path: len(rows) for path, rows in data["skipped"].items()},
-                inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings),
-                **({"init_from": origin} if origin else {}),
             ),
             plot={"validation loss": "eval_loss"},
         )
