@@ -1,4 +1,5 @@
-"""Run every command of the README as written, in order, and record how long each took on this machine.
+"""Run every command of the README and the pages it links (PAGES, in that order) as written, and record how long
+each took on this machine.
 
     python benchmarks/readme_commands.py                  # all of them (hours: the full-data runs are in it)
     python benchmarks/readme_commands.py --only 'lm-tiny|sum-tiny|demo'   # the commands matching a pattern
@@ -31,6 +32,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+# the pages whose ```bash blocks are run, in the order a reader meets them (a later page reads earlier pages' outputs)
+PAGES = (
+    "README.md",
+    "docs/tasks/classification.md",
+    "docs/tasks/pretrain.md",
+    "docs/tasks/lm.md",
+    "docs/tasks/news.md",
+    "docs/tasks/summarize.md",
+    "docs/explain.md",
+    "docs/api.md",
+    "docs/benchmark.md",
+)
 RESULTS = ROOT / "benchmarks" / "results" / "readme_commands.json"
 # flags whose values are input files or folders (comma-joined lists allowed)
 INPUT_FLAGS = {
@@ -50,11 +63,12 @@ OUTPUT_FLAGS = {"--output-dir", "--output"}
 
 @dataclass
 class Command:
-    line: int  # README line where it starts
+    line: int  # the page's line where it starts
     text: str  # as written, continuation lines joined
     comment: str  # the README's comment after it
     environment: str = ""  # VAR=value assignments earlier in the same block, set before it runs
-    end: int = 0  # README line where it ends (its duration is written in that line's comment)
+    end: int = 0  # the page's line where it ends (its duration is written in that line's comment)
+    page: str = "README.md"  # the page it is written in (PAGES)
 
 
 DURATION = re.compile(r"\s*\[[0-9.]+ (?:s|min|h) on \d+ cores?\]")  # "[40 s on 2 cores]" in a command's comment
@@ -88,8 +102,13 @@ def annotate(text: str, rows: dict[str, dict], cores: int) -> str:
     return "\n".join(lines)
 
 
-def readme_commands(readme: Path = README, source: str | None = None) -> list[Command]:
-    """Every command in the README's ```bash blocks (or in `source`), in order (continuations joined, comments
+def all_commands() -> list[Command]:
+    """Every command of every page of PAGES, page after page."""
+    return [c for page in PAGES for c in readme_commands(ROOT / page, page=page)]
+
+
+def readme_commands(readme: Path = README, source: str | None = None, page: str = "README.md") -> list[Command]:
+    """Every command in a page's ```bash blocks (or in `source`), in order (continuations joined, comments
     apart)."""
     commands: list[Command] = []
     in_block, pending, start, environment = False, "", 0, []
@@ -112,7 +131,7 @@ def readme_commands(readme: Path = README, source: str | None = None) -> list[Co
         if re.fullmatch(r"[A-Z_]+=\S+", text):
             environment.append(text)
             continue
-        commands.append(Command(start, text, DURATION.sub("", comment).strip(), " ".join(environment), number))
+        commands.append(Command(start, text, DURATION.sub("", comment).strip(), " ".join(environment), number, page))
     return commands
 
 
@@ -175,7 +194,7 @@ def plan(workdir: Path) -> list[tuple[Command, str | None]]:
     """Every command with None (it runs) or the reason it cannot run as written, outputs of earlier ones counted."""
     written: set[str] = set()
     planned = []
-    for command in readme_commands():
+    for command in all_commands():
         reason = why_not_runnable(command, written, workdir)
         planned.append((command, reason))
         if reason is None:
@@ -210,13 +229,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default=str(ROOT / "runs" / "readme-check" / "work"))
     parser.add_argument("--output", default=str(RESULTS), help="results file (merged with the rows already there)")
     parser.add_argument(
-        "--annotate", action="store_true", help="run nothing: write the results file's durations into the README"
+        "--annotate", action="store_true", help="run nothing: write the results file's durations into the pages"
     )
     args = parser.parse_args(argv)
     if args.annotate:
         measured = json.loads(Path(args.output).read_text())
         rows = {row["command"]: row for row in measured["commands"]}
-        README.write_text(annotate(README.read_text(), rows, measured["machine"]["cores"]))
+        for page in PAGES:
+            (ROOT / page).write_text(annotate((ROOT / page).read_text(), rows, measured["machine"]["cores"]))
         return 0
     workdir = Path(args.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -235,9 +255,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.only and not re.search(args.only, command.text):
             continue
         if args.list or reason:
-            print(f"README:{command.line}: {'RUNS' if not reason else 'not run: ' + reason}: {command.text[:100]}")
+            print(
+                f"{command.page}:{command.line}: {'RUNS' if not reason else 'not run: ' + reason}: {command.text[:100]}"
+            )
             if reason:
-                rows[command.text] = dict(line=command.line, command=command.text, status="not run", reason=reason)
+                rows[command.text] = dict(
+                    page=command.page, line=command.line, command=command.text, status="not run", reason=reason
+                )
             continue
         started = time.perf_counter()
         # set first, as the README's block does: a prefix (`VAR=x cmd $VAR`) would expand $VAR before setting it
@@ -245,9 +269,11 @@ def main(argv: list[str] | None = None) -> int:
         done = subprocess.run(["bash", "-c", shell], cwd=workdir, env=env, capture_output=True, text=True)
         seconds = round(time.perf_counter() - started, 1)
         status = "ok" if done.returncode == 0 else f"failed (exit {done.returncode})"
-        print(f"README:{command.line}: {status} in {seconds} s: {command.text[:100]}", flush=True)
+        print(f"{command.page}:{command.line}: {status} in {seconds} s: {command.text[:100]}", flush=True)
         cores = len(os.sched_getaffinity(0))  # what the command could use: all the machine's, or fewer under taskset
-        row = dict(line=command.line, command=command.text, status=status, seconds=seconds, cores=cores)
+        row = dict(
+            page=command.page, line=command.line, command=command.text, status=status, seconds=seconds, cores=cores
+        )
         if done.returncode:
             row["output_tail"] = (done.stdout + done.stderr).strip().splitlines()[-5:]
         rows[command.text] = row

@@ -1,6 +1,7 @@
-"""The README's commands, checked without running them: each is either runnable as written (and then parses with
-today's command line, flags and values in range) or the plan says why not (a pattern with `...`, a file of the
-user's). Running them, with their durations, is benchmarks/readme_commands.py's job (hours: the full-data runs)."""
+"""The commands of the README and the pages it links (readme_commands.PAGES), checked without running them: each
+is either runnable as written (and then parses with today's command line, flags and values in range) or the plan
+says why not (a pattern with `...`, a file of the user's). Running them, with their durations, is
+benchmarks/readme_commands.py's job (hours: the full-data runs)."""
 
 import json
 
@@ -40,7 +41,9 @@ def test_the_plan_runs_every_verb_and_says_why_it_skips_a_command():
 
 
 @pytest.mark.parametrize(
-    "command", [c for c, reason in FASTFORMER if reason is None or "..." not in c.text], ids=lambda c: f"line{c.line}"
+    "command",
+    [c for c, reason in FASTFORMER if reason is None or "..." not in c.text],
+    ids=lambda c: f"{c.page}:{c.line}",
 )
 def test_every_readme_command_parses_with_todays_command_line(command, monkeypatch):
     monkeypatch.chdir(ROOT)
@@ -88,24 +91,26 @@ MEASURED = ROOT / "benchmarks" / "results" / "readme_commands.json"
 # Runnable commands not measured yet (the full-data runs: hours each on one core, measured over sessions with
 # `OMP_NUM_THREADS=1 taskset -c 0 python benchmarks/readme_commands.py --only PATTERN`, then `--annotate`).
 # A command leaves this list when its row is "ok"; a new README command must be measured or listed here.
-NOT_YET_MEASURED: dict[int, str] = {}
+NOT_YET_MEASURED: dict[str, str] = {}
 
 
 def test_every_runnable_command_says_how_long_it_took():
     """Each runnable README command carries the duration its "ok" row measured ("[2 min on 1 core]"), or is listed
     above as not measured yet; none fails as written."""
     rows = {row["command"]: row for row in json.loads(MEASURED.read_text())["commands"]}
-    lines = (ROOT / "README.md").read_text().splitlines()
+    pages = {page: (ROOT / page).read_text().splitlines() for page in readme_commands.PAGES}
     cores = json.loads(MEASURED.read_text())["machine"]["cores"]
     unmeasured = {}
     for command, reason in PLAN:
         if reason is not None:
             continue
         row = rows.get(command.text)
-        assert row is None or row["status"] in ("ok", "not run"), (command.line, row)  # a README command that fails
+        where = f"{command.page}:{command.line}"
+        assert row is None or row["status"] in ("ok", "not run"), (where, row)  # a command that fails as written
         if row is None or row["status"] != "ok":
-            unmeasured[command.line] = command.text
+            unmeasured[where] = command.text
             continue
         marker = readme_commands.duration_text(row["seconds"], row.get("cores", cores))
-        assert lines[command.end - 1].endswith(marker), (command.line, marker, lines[command.end - 1])
+        line = pages[command.page][command.end - 1]
+        assert line.endswith(marker), (where, marker, line)
     assert set(unmeasured) == set(NOT_YET_MEASURED), unmeasured
