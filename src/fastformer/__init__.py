@@ -9,6 +9,7 @@ stay fast and a torch-only install can still use the op and the layers.
 from __future__ import annotations
 
 import importlib
+import sys
 
 from fastformer.version import __version__
 
@@ -63,8 +64,6 @@ def _register_now() -> None:
     while _wrapped:
         owner, name, original = _wrapped.pop()
         setattr(owner, name, original)
-    import sys
-
     if "fastformer.models" not in sys.modules:
         importlib.import_module("fastformer.models")
 
@@ -92,8 +91,6 @@ class _AutoRegistration:
     """A meta path finder that lets transformers' Auto modules load, then wraps their entry points."""
 
     def find_spec(self, name, path=None, target=None):
-        import sys
-
         if name not in _AUTO_ENTRY_POINTS:
             return None
         for finder in sys.meta_path:
@@ -122,8 +119,6 @@ class _AutoRegistration:
 
 
 def _install_auto_registration() -> None:
-    import sys
-
     if "fastformer.models" in sys.modules:
         return
     for module in [sys.modules.get(n) for n in _AUTO_ENTRY_POINTS]:

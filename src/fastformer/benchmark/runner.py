@@ -12,6 +12,8 @@ import json
 import os
 import platform
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -199,8 +201,6 @@ def run(
     variant killed by the operating system (out of memory) or stuck past 8 x budget_s + 60 s on one step costs
     only its own remaining cells: the cell in progress is recorded as "oom" or "over_budget", the rest "skipped".
     """
-    import tempfile
-
     modes = list(modes)
     own_file = cells_path is None
     if own_file:
@@ -237,8 +237,6 @@ def _read_cells(path: Path, skip: int) -> list[Cell]:
 
 
 def _run_isolated(spec: dict, cells_path: Path, budget_s: float, progress) -> list[Cell]:
-    import sys
-
     expected = [(mode, b, n) for mode in spec["modes"] for b, n in spec["shapes"]]
     already = len(cells_path.read_text().splitlines()) if cells_path.exists() else 0
     child = subprocess.Popen([sys.executable, "-m", "fastformer.benchmark.worker", json.dumps(spec), str(cells_path)])

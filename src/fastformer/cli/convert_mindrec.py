@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 HELP = "convert MINDRec JSON to MIND's news.tsv / behaviors.tsv"
 
@@ -19,8 +20,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from fastformer.cli.outputs import OutputRefused, check_output
     from fastformer.data import DataError
     from fastformer.data.mind import convert_mindrec

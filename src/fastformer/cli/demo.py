@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 HELP = "time and memory of Fastformer vs softmax attention at growing lengths "
 
@@ -87,8 +88,6 @@ def run(args: argparse.Namespace) -> int:
             f"softmax time {last['softmax_s'] / first['softmax_s']:.1f}x; Fastformer memory "
             f"{last['fastformer_bytes'] / max(first['fastformer_bytes'], 1):.1f}x"
         )
-    import os
-
     note = busy_note(os.getloadavg()[0], os.cpu_count() or 1, spread)
     if note:
         print(note)

@@ -14,6 +14,11 @@ A summarizer's model.pt2 takes `decoder_input_ids` too (the logits of a given su
 from __future__ import annotations
 
 import argparse
+import inspect
+import io
+import json
+import shutil
+from pathlib import Path
 
 HELP = "export a trained folder as a torch.export program (and ONNX)"
 
@@ -49,11 +54,6 @@ def export_folder(model_dir: str, output_dir: str, onnx: bool = False) -> dict:
 
 def _export_into(out, model, runner, model_dir: str, task: str, onnx: bool) -> dict:
     """Write the programs, tokenizer, config and export.json of `model` into `out`; returns what was written."""
-    import inspect
-    import json
-    import shutil
-    from pathlib import Path
-
     import torch
     from torch.export import Dim
     from transformers import AutoTokenizer
@@ -121,8 +121,6 @@ def _export_into(out, model, runner, model_dir: str, task: str, onnx: bool) -> d
 def save_program(program, path) -> None:
     """torch.export.save through memory, then one Python write: torch's own zip writer aborts the whole process
     (std::terminate) when the disk fills under it, where a Python write raises OSError that the command reports."""
-    import io
-
     import torch
 
     buffer = io.BytesIO()
@@ -153,8 +151,6 @@ def generation_programs(model, task, out) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
     from fastformer.tasks.registry import NotARunFolder
 
     try:

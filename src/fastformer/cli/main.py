@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from fastformer.cli import (
@@ -50,8 +51,6 @@ def quiet_libraries() -> None:
     like errors on every --init-from) and its "Loading weights" bars are off, unless the user's environment sets
     them (TRANSFORMERS_VERBOSITY, HF_HUB_DISABLE_PROGRESS_BARS). Set before transformers is imported, and applied to
     it too when it already is. The Trainer's own progress bars stay (--no-progress turns them off)."""
-    import os
-
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if "transformers" in sys.modules:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -87,9 +89,6 @@ def staged_folder(target: Path) -> Iterator[Path]:
     """A staging folder beside `target` (an empty or missing folder, as `check_output_folder` lets through), renamed
     onto it when the block ends without an error and removed when it does not: a failed command (a full disk, an
     error half-way) leaves no `target` at all, never a half-written one that looks complete."""
-    import shutil
-    import tempfile
-
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-", dir=target.parent))
     try:

@@ -8,6 +8,7 @@ folder (`--data`) into the leaderboard's prediction file (`impression_id [rank1,
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 HELP = "predict with a trained folder: labels, continuations, summaries or rankings"
 
@@ -23,8 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def predict_folder(args: argparse.Namespace, runner, architecture: str | None, settings) -> int:
     """A task that predicts over a data folder (news ranks a MIND folder's impressions): its output file, by default
     the task's PREDICTION_FILE inside the run folder."""
-    from pathlib import Path
-
     from fastformer.cli.outputs import OutputRefused, check_output
     from fastformer.data import DataError
 
@@ -48,8 +47,6 @@ def predict_folder(args: argparse.Namespace, runner, architecture: str | None, s
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from fastformer.cli.settings import check_verb_flags, verb_settings
     from fastformer.cli.streaming import inputs, stream
     from fastformer.data import DataError

@@ -6,7 +6,9 @@ matched to inputs line by line."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
@@ -37,8 +39,6 @@ def stream(
 ) -> int:
     """Write predict(texts of a chunk)'s records, one per input, to `output` (or standard output) as they come.
     Returns the number of inputs."""
-    import contextlib
-
     from tqdm.auto import tqdm
 
     from fastformer.cli.outputs import atomic_output
@@ -71,8 +71,6 @@ def stream(
 def finite_json(value):
     """(value with every NaN / infinite float replaced by None, how many were): JSON has no NaN, and a bare `NaN`
     in the output would break every JSON reader of it."""
-    import math
-
     if isinstance(value, float):
         return (value, 0) if math.isfinite(value) else (None, 1)
     if isinstance(value, dict):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import inspect
 import json
 
 from fastformer.tasks.registry import TASKS
@@ -108,8 +109,6 @@ def check_model_overrides(cfg) -> None:
     """--model FIELD=VALUE must name a FastformerConfig field and give a value of its type."""
     if not getattr(cfg, "model", None):
         return
-    import inspect
-
     from fastformer.models.fastformer import FastformerConfig
 
     defaults = FastformerConfig().to_dict()

@@ -11,6 +11,7 @@ import csv
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 from fastformer.data.files import DataError, column, json_records, open_text, rows_with_lines
@@ -107,8 +108,6 @@ def canonical_label(text: str) -> str:
     label = text.strip()
     if _NUMBER.fullmatch(label):
         # exact decimal arithmetic: an integer keeps every digit (through float, labels above 2**53 merged)
-        from decimal import Decimal
-
         value = Decimal(label)
         if value == value.to_integral_value():
             return str(int(value))

@@ -16,6 +16,7 @@ Imports numpy; pyarrow to read the packaged vectors, torch for `embedding_matrix
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,8 +57,6 @@ def load_word_vectors(source: str | Path, words: Iterable[str] | None = None) ->
 
 
 def _load_packaged(name: str, wanted: set[str] | None) -> WordVectors:
-    import importlib
-
     package = PACKAGED[name]
     try:
         module = importlib.import_module(package)

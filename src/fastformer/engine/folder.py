@@ -16,11 +16,13 @@ Imports the stdlib only.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -167,8 +169,6 @@ def check_checkpoint_files(checkpoint: Path) -> None:
     """Every file the Trainer reads back on a resume is whole, else RunFolderError naming it, raised before the run
     folder changes (the Trainer reads them only after `begin`, and a damaged one then left a complete run
     incomplete). torch's .pt / .pth files are zip archives: each member's CRC is checked, nothing is unpickled."""
-    import zipfile
-
     for path in sorted(checkpoint.iterdir()):
         why = None
         if path.suffix in (".pt", ".pth", ".bin"):
@@ -304,8 +304,6 @@ class RunFolder:
             )
 
     def _acquire_lock(self) -> None:
-        import fcntl
-
         handle = open(self.path / LOCK, "a+")  # noqa: SIM115  (held until the run ends)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -324,8 +322,6 @@ class RunFolder:
 
     def _release_lock(self) -> None:
         if self._lock is not None:
-            import fcntl
-
             fcntl.flock(self._lock, fcntl.LOCK_UN)
             self._lock.close()
             self._lock = None

@@ -8,7 +8,9 @@ values: a different size, attention type or vocabulary, or more positions than t
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -179,8 +181,6 @@ def load_whole(model_class, folder: str | Path, config):
 
 def origin_report(folder: str | Path, fresh: list[str]) -> dict[str, Any]:
     """What metrics.json says of the starting point."""
-    import json
-
     folder = Path(folder)
     report: dict[str, Any] = dict(folder=str(folder), newly_initialised=fresh)
     config = json.loads((folder / "config.json").read_text())
@@ -206,8 +206,6 @@ def start_from(model_class, cfg, head_fields: dict[str, Any], tokenizer, max_len
 
 def report_start(folder, model, fresh: list[str]) -> None:
     """One line on standard error: what --init-from copied and what starts new (in place of transformers' report)."""
-    import sys
-
     copied = sum(1 for name in model.state_dict() if name not in set(fresh))
     parts = sorted({name.rsplit(".", 1)[0] for name in fresh})
     new = ", ".join(parts[:4]) + (f" and {len(parts) - 4} more" if len(parts) > 4 else "") if parts else "nothing"

@@ -9,6 +9,8 @@ given, else WordPiece), `min_word_count`,
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -240,8 +242,6 @@ class WordInputSettings(TokenizerSettings):
         from fastformer.data.word_vectors import PACKAGED
 
         if self.word_vectors and self.word_vectors not in PACKAGED:
-            from pathlib import Path
-
             if not Path(self.word_vectors).is_file():
                 raise SettingError(
                     "word_vectors", f"{self.word_vectors}: no such file (or a packaged name: {', '.join(PACKAGED)})"
@@ -260,8 +260,6 @@ class WordInputSettings(TokenizerSettings):
 def installed_word_vectors() -> str | None:
     """What `word_vectors="auto"` becomes: the first packaged vectors whose package is installed (with pyarrow, which
     reads their word index), else None."""
-    import importlib.util
-
     from fastformer.data.word_vectors import PACKAGED
 
     if importlib.util.find_spec("pyarrow") is None:
@@ -330,8 +328,6 @@ def tokenizer_report(cfg: Any, tokenizer) -> dict[str, Any]:
     one process to the next (huggingface/tokenizers#1794, open): the same command trains a slightly different
     vocabulary each time. The fingerprint shows whether two runs share one; `--tokenizer RUN/tokenizer` repeats a
     run with the very same vocabulary."""
-    import hashlib
-
     tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
     digest = hashlib.sha256("\n".join(tokens).encode()).hexdigest()
     source = getattr(cfg, "init_from", None) or getattr(cfg, "tokenizer", None)

@@ -9,8 +9,12 @@ timing, the whole-run training loss, log_history.json, training.png and metrics.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
 import json
+import math
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,9 +121,6 @@ def release_freed_memory() -> bool:
 @functools.cache
 def _malloc_trim():
     """glibc's malloc_trim, looked up once; None off glibc (macOS, musl)."""
-    import ctypes
-    import ctypes.util
-
     try:
         return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
     except (OSError, AttributeError):
@@ -162,8 +163,6 @@ def estimate_callback(task: str, after_seconds: float = 30.0, after_steps: int =
             seconds, steps = time.perf_counter() - self.start_time, state.global_step - self.start_step
             if steps >= after_steps and seconds >= after_seconds and state.max_steps > state.global_step:
                 left = (state.max_steps - state.global_step) * seconds / steps
-                import sys
-
                 print(
                     f"{task}: step {state.global_step} of {state.max_steps}, {seconds / steps:.2f} s a step: about "
                     f"{_duration(left)} of training left (evaluations not counted)",
@@ -189,8 +188,6 @@ class TrainingDiverged(ValueError):
 def divergence_callback():
     """Stops the run at the first logged non-finite training loss (the Trainer's NaN filter is off, so a NaN step
     shows in the logged mean instead of being replaced by it)."""
-    import math
-
     from transformers import TrainerCallback
 
     class Divergence(TrainerCallback):
@@ -374,8 +371,6 @@ def save_run(task: Task, cfg, trainer, tokenizer, prepared: Prepared, out: Path)
 def announce(task: Task, cfg, data, tokenizer, prepared: Prepared, vocabulary: dict[str, Any]) -> None:
     """One line on standard error before training: what was read, the vocabulary, the model's size, where it goes
     (a wrong column or label shows here, before an hour of training)."""
-    import sys
-
     facts = dict(
         **{**{f"train_{k}": v for k, v in prepared.train_counts.items()}, **task.describe(cfg, data)},
         vocabulary=len(tokenizer),
@@ -398,6 +393,4 @@ def _finish(folder: RunFolder, out: Path, cfg, metrics: dict[str, Any]) -> None:
     (out / "run_config.json").write_text(json.dumps(cfg.as_dict(), indent=2))
     written = sorted(p.name + ("/" if p.is_dir() else "") for p in out.iterdir())
     folder.finish()
-    import sys
-
     print(f"wrote {cfg.output_dir}: {', '.join(written)}", file=sys.stderr)

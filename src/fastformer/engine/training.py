@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +52,6 @@ def layerwise_optimizer(args, model, scales: dict[str, float]) -> tuple[type, di
     """The Trainer's `optimizer_cls_and_kwargs` for per-parameter learning rates: the optimizer `args` names (AdamW,
     with the Trainer's own weight-decay groups: none on biases and norms), each group split by `scales` ({parameter
     name: rate / args.learning_rate}), so the schedule scales every rate alike."""
-    from collections import defaultdict
-
     from transformers import Trainer
 
     optimizer_cls, kwargs = Trainer.get_optimizer_cls_and_kwargs(args, model)
@@ -74,8 +74,6 @@ def evaluations_by_steps(cfg: Any, train_examples: int) -> dict[str, Any]:
     """TrainingArguments fields of a run evaluated and saved `cfg.evaluations` times, evenly over its steps
     (`cfg.max_steps`, else `cfg.epochs` of `train_examples` in batches of `cfg.batch_size`), the checkpoint with the
     lowest validation loss kept: the language models' schedule."""
-    import math
-
     steps_per_epoch = math.ceil(train_examples / cfg.batch_size)
     total_steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(cfg.epochs * steps_per_epoch)
     every = max(1, math.ceil(total_steps / max(1, cfg.evaluations)))

@@ -8,6 +8,7 @@ put into its summary of the text, not one that "attends to" another word.
 
 from __future__ import annotations
 
+import html
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +28,6 @@ WHAT_THE_WEIGHTS_ARE = {
 
 def framed(page: str, height: int = 640) -> str:
     """An HTML page inside an iframe (srcdoc), as a notebook cell can show it."""
-    import html
-
     return (
         f'<iframe srcdoc="{html.escape(page, quote=True)}" style="width: 100%; height: {height}px; border: 0" '
         'sandbox="allow-scripts"></iframe>'

@@ -19,6 +19,7 @@ data may not: such impressions are left out of all four means and counted (`sing
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -113,8 +114,6 @@ def write_rankings(path: str | Path, impression_ids: Sequence[str], ranks: Seque
 
 def read_rankings(path: str | Path) -> dict[str, list[int]]:
     """A prediction file back as {impression_id: ranks}; a malformed line raises with its line number."""
-    import json
-
     from fastformer.data.files import DataError
 
     out = {}

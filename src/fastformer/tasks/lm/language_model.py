@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import islice
 from pathlib import Path
 
 import torch
@@ -22,8 +23,6 @@ from fastformer.tasks.lm.config import LanguageModelingConfig
 
 def load_documents(cfg: LanguageModelingConfig) -> dict[str, list[str]]:
     """train / validation documents as the config says."""
-    from itertools import islice
-
     from fastformer.data.text_corpus import read_texts
 
     read = dict(text_field=cfg.text_field, format=cfg.format)

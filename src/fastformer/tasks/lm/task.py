@@ -7,6 +7,7 @@ folder that `AutoModelForCausalLM` loads and `generate()` continues; and the com
 from __future__ import annotations
 
 import time
+from itertools import islice
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -124,9 +125,6 @@ class LanguageModelingTask(Task):
     ) -> dict[str, Any]:
         """Perplexity of a trained folder on a file of documents (`settings`: LanguageModelEvaluation; the first
         `max_examples`: read no further), in blocks of `max_length` tokens (default: the model's positions)."""
-        import time
-        from itertools import islice
-
         from fastformer.data.text_corpus import read_texts
         from fastformer.tasks.lm.language_model import TokenBlocks, load_generator, perplexity
 

@@ -14,6 +14,8 @@ classifier's inputs.
 
 from __future__ import annotations
 
+import hashlib
+import warnings
 from typing import Any
 
 import torch
@@ -75,8 +77,6 @@ class MaskingCollator:
         seed: int | None = None,
         replacement_noise: bool = False,
     ):
-        import warnings
-
         from transformers import DataCollatorForLanguageModeling
 
         # ELECTRA (replacement_noise): every chosen token becomes [MASK] for the generator, which fills it in itself
@@ -114,8 +114,6 @@ class MaskingCollator:
 
     def _text_seed(self, item: dict[str, Any]) -> int:
         """The seed of one text's mask: (seed, epoch, its tokens)."""
-        import hashlib
-
         digest = hashlib.blake2b(f"{self.seed}/{self.epoch}".encode(), digest_size=8)
         digest.update(torch.tensor(item["input_ids"], dtype=torch.int64).numpy().tobytes())
         digest.update(b"|")
