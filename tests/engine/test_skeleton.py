@@ -476,3 +476,25 @@ def test_the_time_estimate_is_one_line_once_enough_steps_have_run(capsys):
     lines = [line for line in capsys.readouterr().err.splitlines() if line]
     assert len(lines) == 1 and lines[0].startswith("classification: step 3 of 103, ")
     assert "of training left (evaluations not counted)" in lines[0]
+
+
+def test_a_checkpoint_that_does_not_fit_stops_the_run_in_one_line_before_it_is_begun(tmp_path, monkeypatch):
+    """torch's writer aborts the process when the disk fills inside a save; the run checks the room a checkpoint
+    needs (the last one's size, or three copies of the weights) before the Trainer begins it, and stops as a full
+    disk does: one line, no partial checkpoint, and --resume continues once there is room."""
+    import collections
+
+    from fastformer.engine import skeleton
+
+    out = tmp_path / "run"
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(skeleton.shutil, "disk_usage", lambda path: usage(2**30, 2**30 - 4096, 4096))
+    with pytest.raises(SystemExit) as error:
+        main(["train", *TINY, "--output-dir", str(out)])
+    message = str(error.value.code)
+    assert "No space left for the checkpoint of step" in message and "--resume" in message and "\n" not in message
+    assert not (out / "run_complete.json").exists()
+    assert not list((out / "checkpoints").glob("checkpoint-*"))
+    monkeypatch.undo()  # room again
+    assert main(["train", *TINY, "--output-dir", str(out), "--resume"]) == 0
+    assert (out / "run_complete.json").is_file()

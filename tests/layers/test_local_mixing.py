@@ -72,7 +72,7 @@ def test_refused_where_it_cannot_work():
         FastformerAttention(24, 3, local_mixing=3, causal=True)
     config = FastformerConfig(vocab_size=50, hidden_size=16, num_attention_heads=2, local_mixing=3)
     config.attention_type = "softmax"
-    with pytest.raises(ValueError, match="local_mixing is a Fastformer switch"):
+    with pytest.raises(ValueError, match="the softmax mixer does not take it"):
         FastformerModel(config)
 
 

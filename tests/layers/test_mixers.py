@@ -3,12 +3,13 @@
 
 import dataclasses
 
+import pytest
 import torch
 from torch import nn
 
 from fastformer import presets
 from fastformer.layers.layer import FastformerLayer
-from fastformer.layers.mixers import MIXERS
+from fastformer.layers.mixers import MIXERS, Mixer
 from fastformer.tasks.registry import TASKS
 
 
@@ -32,7 +33,23 @@ def test_a_new_mixer_is_one_line_in_the_table(monkeypatch):
         def forward(self, x, mask=None):
             return self.proj(x.mean(1, keepdim=True).expand_as(x))
 
-    monkeypatch.setitem(MIXERS, "mean", MeanMixer)
+    monkeypatch.setitem(MIXERS, "mean", Mixer(MeanMixer))  # declares nothing it cannot do
     layer = FastformerLayer(16, 2, 32, attention_type="mean")
     assert isinstance(layer.attention, MeanMixer) and not layer.carries_state
     assert layer(torch.randn(2, 5, 16)).shape == (2, 5, 16)
+    # what it does not declare is refused in one line, by the layer, not by the mixer
+    causal = FastformerLayer(16, 2, 32, attention_type="mean", causal=True)
+    assert not causal.carries_state
+    with pytest.raises(ValueError, match="a mean layer has no additive-attention weights"):
+        causal.pooling_weights(torch.randn(1, 3, 16))
+    with pytest.raises(ValueError, match="the mean mixer does not take it"):
+        FastformerLayer(16, 2, 32, attention_type="mean", local_mixing=3)
+
+
+def test_the_decoder_takes_a_mixer_that_keeps_a_decoding_state_and_refuses_one_that_does_not():
+    from fastformer.layers.decoder import FastformerDecoderLayer
+
+    layer = FastformerDecoderLayer(16, 2, 32, self_attention_type="fastformer")
+    assert layer.self_attention.causal
+    with pytest.raises(ValueError, match="the softmax mixer keeps none"):
+        FastformerDecoderLayer(16, 2, 32, self_attention_type="softmax")

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import functools
 import json
 import math
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -181,6 +183,47 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def checkpoint_bytes(model, checkpoints: Path, step: int) -> int:
+    """What the checkpoint of `step` will take on disk: the size of the last one written before it, else the
+    weights and Adam's two moments (three copies of the parameters) and 16 MB for the rest (scheduler, RNG,
+    tokenizer, state). (The folder of `step` itself may exist already, holding only its fingerprint.)"""
+    earlier = [p for p in checkpoints.glob("checkpoint-*") if (checkpoint_step(p) or 0) < step]
+    if earlier:
+        last = max(earlier, key=lambda p: checkpoint_step(p) or 0)
+        return sum(f.stat().st_size for f in last.rglob("*") if f.is_file())
+    return 3 * sum(p.numel() * p.element_size() for p in model.parameters()) + 16 * 2**20
+
+
+def disk_room_callback(model):
+    """Stops the run, as a full disk would (ENOSPC: one line, resumable), before a checkpoint that does not fit is
+    begun: torch's writer aborts the whole process (std::terminate) when the disk fills inside a save."""
+    from transformers import TrainerCallback
+
+    class DiskRoom(TrainerCallback):
+        def _check(self, args, state, control):
+            if not (control.should_save and state.is_world_process_zero):
+                return
+            checkpoints = Path(args.output_dir)
+            checkpoints.mkdir(parents=True, exist_ok=True)
+            need = checkpoint_bytes(model, checkpoints, state.global_step)
+            free = shutil.disk_usage(checkpoints).free
+            if free < need:
+                raise OSError(
+                    errno.ENOSPC,
+                    f"No space left for the checkpoint of step {state.global_step}: it needs about "
+                    f"{need / 2**20:.0f} MB, {free / 2**20:.0f} MB are free",
+                    str(checkpoints),
+                )
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self._check(args, state, control)
+
+        def on_epoch_end(self, args, state, control, **kwargs):
+            self._check(args, state, control)
+
+    return DiskRoom()
+
+
 class TrainingDiverged(ValueError):
     """A non-finite loss or weights: the run stops, and is never reported as complete."""
 
@@ -301,6 +344,7 @@ def build_trainer(task: Task, cfg, folder: RunFolder, prepared: Prepared, tokeni
 
     kwargs = dict(prepared.trainer_kwargs)
     kwargs["callbacks"] = [
+        disk_room_callback(prepared.model),  # first: a checkpoint that does not fit is not begun, not even stamped
         fingerprint_callback(folder, earlier_seconds),
         divergence_callback(),
         memory_release_callback(),

@@ -24,7 +24,8 @@ import torch
 from fastformer.data.tokenizer import special_tokens_around
 from fastformer.interpret.explanation import Explanation, View
 from fastformer.interpret.words import TokenizedText, split_words
-from fastformer.layers.attention import AdditiveAttention, FastformerAttention
+from fastformer.layers.attention import AdditiveAttention
+from fastformer.layers.layer import FastformerLayer
 
 
 def scorer_for(model) -> type[Scorer]:
@@ -42,10 +43,11 @@ def scorer_for(model) -> type[Scorer]:
 
 def _check_additive(model) -> None:
     """Refuse a model whose mixers pool no additive-attention weights (a softmax baseline), whatever it is called."""
-    if not any(isinstance(module, FastformerAttention) for module in model.modules()):
+    if not any(isinstance(m, FastformerLayer) and m.mixer.additive_weights for m in model.modules()):
+        mixer = getattr(model.config, "attention_type", "another")
         raise ValueError(
-            "this model uses softmax attention (the baseline): it has attention maps, not the additive "
-            "weights explain shows"
+            f"this model's layers mix tokens with {mixer} attention, which pools no additive-attention weights: "
+            "nothing for explain to show"
         )
 
 

@@ -183,28 +183,8 @@ def _faithfulness(explanation: Explanation) -> str:
     )
 
 
-def explanation_page(explanation: Explanation, view: View, page_words: int = 400) -> str:
-    """The HTML page (a str) of one explanation, opened on `view`."""
-    weights = explanation.weights(view)
-    body, pages = _text(explanation, weights, page_words)
-    layers = len(explanation.layers)
-    kinds = [k for k in ("pooling", "alpha", "beta") if k != "pooling" or explanation.pooling is not None]
-    option = lambda value, label, chosen: (  # noqa: E731
-        f"<option value='{value}'{' selected' if chosen else ''}>{html.escape(label)}</option>"
-    )
-    kind_options = "".join(option(k, k, k == view.kind) for k in kinds)
-    chosen_layer = layers - 1 if view.layer is None else view.layer
-    layer_options = "".join(option(i, f"layer {i + 1}", i == chosen_layer) for i in range(layers))
-    head_options = option("mean", "mean of heads", view.head is None) + "".join(
-        option(h, f"head {h + 1}", h == view.head) for h in range(explanation.num_heads)
-    )
-    width = max(explanation.read_words, 1)
-    heads = "".join(
-        f"<div class='row' data-head='{h}'><span>head {h + 1}</span>"
-        f"<canvas id='head-canvas-{h}' width='{width}' height='1' style='width:{min(760, max(200, 4 * width))}px'>"
-        "</canvas></div>"
-        for h in range(explanation.num_heads)
-    )
+def _reading_notes(explanation: Explanation, pages: int, page_words: int) -> tuple[str, str]:
+    """(the pager of a long text, the notes on what the model did not read or does not know) as HTML."""
     pager = (
         f"<nav class='pager'><button id='prev'>&#9664; previous</button> page <span id='page-no'>1</span> of {pages}"
         f" ({len(explanation.words)} words, {page_words} a page)<button id='next'>next &#9654;</button></nav>"
@@ -230,6 +210,32 @@ def explanation_page(explanation: Explanation, view: View, page_words: int = 400
             f"<p class='muted'>{unknown} of the {explanation.read_words} words read are unknown to the model's "
             "vocabulary: it reads each of them as the same unknown token, so they get alike weights.</p>"
         )
+    return pager, truncated
+
+
+def explanation_page(explanation: Explanation, view: View, page_words: int = 400) -> str:
+    """The HTML page (a str) of one explanation, opened on `view`."""
+    weights = explanation.weights(view)
+    body, pages = _text(explanation, weights, page_words)
+    layers = len(explanation.layers)
+    kinds = [k for k in ("pooling", "alpha", "beta") if k != "pooling" or explanation.pooling is not None]
+    option = lambda value, label, chosen: (  # noqa: E731
+        f"<option value='{value}'{' selected' if chosen else ''}>{html.escape(label)}</option>"
+    )
+    kind_options = "".join(option(k, k, k == view.kind) for k in kinds)
+    chosen_layer = layers - 1 if view.layer is None else view.layer
+    layer_options = "".join(option(i, f"layer {i + 1}", i == chosen_layer) for i in range(layers))
+    head_options = option("mean", "mean of heads", view.head is None) + "".join(
+        option(h, f"head {h + 1}", h == view.head) for h in range(explanation.num_heads)
+    )
+    width = max(explanation.read_words, 1)
+    heads = "".join(
+        f"<div class='row' data-head='{h}'><span>head {h + 1}</span>"
+        f"<canvas id='head-canvas-{h}' width='{width}' height='1' style='width:{min(760, max(200, 4 * width))}px'>"
+        "</canvas></div>"
+        for h in range(explanation.num_heads)
+    )
+    pager, truncated = _reading_notes(explanation, pages, page_words)
     data = dict(explanation.to_dict(), what={k: WHAT_THE_WEIGHTS_ARE[k] for k in kinds})
     data.pop("text")
     # inside <script>, "</script", "<!--" and "<script" all change how the browser reads on (a label named

@@ -12,9 +12,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from fastformer.layers.attention import FastformerAttention
 from fastformer.layers.encoder import last_position
 from fastformer.layers.feed_forward import FeedForward
+from fastformer.layers.mixers import build_mixer
 from fastformer.ops.causal import CausalPoolState
 
 
@@ -51,7 +51,10 @@ class CrossAttention(nn.Module):
 
 
 class FastformerDecoderLayer(nn.Module):
-    """a = LN(x + drop(causal_fastformer(x))); c = LN(a + drop(cross(a, memory))); y = LN(c + drop(ffn(c)))."""
+    """a = LN(x + drop(causal_mixer(x))); c = LN(a + drop(cross(a, memory))); y = LN(c + drop(ffn(c))).
+
+    The self-attention is any mixer of the table that keeps a decoding state (`self_attention_type`, default the
+    causal Fastformer): the decoder steps token by token through that state; a mixer without one is refused."""
 
     def __init__(
         self,
@@ -62,10 +65,18 @@ class FastformerDecoderLayer(nn.Module):
         dropout: float = 0.0,
         layer_norm_eps: float = 1e-12,
         activation: str = "gelu",
+        self_attention_type: str = "fastformer",
         **attention_kwargs,
     ):
         super().__init__()
-        self.self_attention = FastformerAttention(hidden_size, num_heads, causal=True, **attention_kwargs)
+        mixer, self.self_attention = build_mixer(
+            self_attention_type, hidden_size, num_heads, **{**attention_kwargs, "causal": True}
+        )
+        if not mixer.decoding_state:
+            raise ValueError(
+                f"the decoder steps token by token through a fixed-size state; the {self_attention_type} mixer keeps "
+                "none (its causal form reads the whole prefix)"
+            )
         self.self_attention_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
         self.cross_attention = CrossAttention(hidden_size, num_heads)
         self.cross_attention_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)

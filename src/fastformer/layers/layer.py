@@ -5,9 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from fastformer.layers.attention import FastformerAttention
 from fastformer.layers.feed_forward import FeedForward
-from fastformer.layers.mixers import MIXERS
+from fastformer.layers.mixers import build_mixer
 from fastformer.ops.causal import CausalPoolState
 
 NORM_POSITIONS = ("post", "pre")
@@ -21,7 +20,8 @@ class FastformerLayer(nn.Module):
 
     `attention_type` names the token mixer (`fastformer.layers.mixers.MIXERS`): "fastformer", whose switches
     (query_value_sharing, scoring, ...) are `attention_kwargs`, or "softmax", standard multi-head softmax attention
-    (torch's scaled_dot_product_attention): the paper's Transformer baseline, everything else unchanged.
+    (torch's scaled_dot_product_attention): the paper's Transformer baseline, everything else unchanged. What the
+    layer does with its mixer (a decoding state, additive weights) it reads from the mixer's declarations.
     """
 
     def __init__(
@@ -40,12 +40,11 @@ class FastformerLayer(nn.Module):
         super().__init__()
         if norm_position not in NORM_POSITIONS:
             raise ValueError(f"norm_position must be one of {NORM_POSITIONS}, got {norm_position!r}")
-        if attention_type not in MIXERS:
-            raise ValueError(f"attention_type must be one of {tuple(MIXERS)}, got {attention_type!r}")
         self.norm_position = norm_position
-        self.attention = MIXERS[attention_type](hidden_size, num_heads, **attention_kwargs)
-        # a causal Fastformer layer takes and returns its fixed-size state on every call
-        self.carries_state = isinstance(self.attention, FastformerAttention) and bool(attention_kwargs.get("causal"))
+        self.attention_type = attention_type
+        self.mixer, self.attention = build_mixer(attention_type, hidden_size, num_heads, **attention_kwargs)
+        # a causal layer whose mixer keeps a decoding state takes and returns it on every call
+        self.carries_state = self.mixer.decoding_state and bool(attention_kwargs.get("causal"))
         self.attention_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
         self.feed_forward = FeedForward(hidden_size, intermediate_size, activation)
         self.feed_forward_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
@@ -56,8 +55,8 @@ class FastformerLayer(nn.Module):
     ):
         """The attention's additive-attention weights (`AdditiveAttention`) on this layer's input (`step`: the
         position asked for, causal layers only; see FastformerAttention.pooling_weights)."""
-        if not isinstance(self.attention, FastformerAttention):
-            raise ValueError("the softmax baseline layer has attention maps, not additive-attention weights")
+        if not self.mixer.additive_weights:
+            raise ValueError(f"a {self.attention_type} layer has no additive-attention weights (its mixer pools none)")
         attention_input = hidden_states if self.norm_position == "post" else self.attention_norm(hidden_states)
         return self.attention.pooling_weights(attention_input, mask, step)
 

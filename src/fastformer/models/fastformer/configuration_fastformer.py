@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from transformers import PreTrainedConfig
 
+from fastformer.layers.mixers import MIXERS
 from fastformer.presets import PRESETS
 
 
@@ -149,9 +150,11 @@ class FastformerConfig(PreTrainedConfig):
 
     @property
     def keeps_decoding_state(self) -> bool:
-        """Whether a causal model of this config carries a fixed-size decoding state (cache / use_cache): a causal
-        Fastformer does; a causal softmax model (the control) does not and reads the whole prefix at every step."""
-        return bool(getattr(self, "causal", False)) and self.attention_type == "fastformer"
+        """Whether a causal model of this config carries a fixed-size decoding state (cache / use_cache): one whose
+        mixer declares it (a causal Fastformer); a causal softmax model (the control) reads the whole prefix at every
+        step."""
+        mixer = MIXERS.get(self.attention_type)
+        return bool(getattr(self, "causal", False)) and mixer is not None and mixer.decoding_state
 
     @classmethod
     def from_preset(cls, preset: str, **overrides) -> FastformerConfig:
