@@ -97,11 +97,12 @@ class LanguageModelingTask(Task):
     # --- the commands on a trained folder ---
 
     def export_model(self, model_dir: str | Path, architecture: str | None):
-        """The model `fastformer export` traces: the Fastformer LM (None for the softmax baselines, not exported here:
-        the exported decode step carries the Fastformer's state)."""
+        """The model `fastformer export` traces: a causal model whose mixer keeps a decoding state (the exported
+        decode step carries it); None for the others (the softmax and GPT-2 baselines read the whole prefix)."""
         from fastformer.tasks.lm.language_model import load_generator
 
-        return None if architecture not in (None, "fastformer") else load_generator(model_dir)[0]
+        model = load_generator(model_dir)[0]
+        return model if getattr(model.config, "keeps_decoding_state", False) else None
 
     def generation_export(self, model) -> dict[str, Any]:
         """`fastformer export`'s generate-ready pair: prefill and one-token decode programs, the state's names, what the
