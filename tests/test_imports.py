@@ -190,3 +190,17 @@ def test_outside_the_tasks_only_the_registry_is_imported_and_no_task_is_named():
                     comparisons += [f"{where}:{node.lineno}: {ast.unparse(node)}" for _ in named[:1]]
     assert not [r for r in reach_ins if not r.endswith(": fastformer.tasks.registry")], reach_ins
     assert not comparisons, comparisons
+
+
+def test_no_private_name_of_transformers_is_used():
+    """The Auto registration wraps public Auto classes only, and nothing imports a private transformers name: a
+    transformers release may move its private names without notice (its range in pyproject.toml is bounded too)."""
+    private = []
+    for path in SOURCE.rglob("*.py"):
+        text = path.read_text()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("transformers"):
+                private += [f"{path.name}: {a.name}" for a in node.names if _private(a.name)]
+                private += [f"{path.name}: {node.module}" for part in node.module.split(".") if _private(part)]
+        private += [f"{path.name}: {name}" for name in ("_BaseAutoModelClass", "_LazyAutoMapping") if name in text]
+    assert not private, private

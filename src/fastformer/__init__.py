@@ -51,10 +51,21 @@ __all__ = ["__version__", *_EXPORTS]
 # Auto modules (an import hook), or at once if it has. Registering inside that import itself would re-enter
 # transformers' lazy module mid-import, hence the first call. `import fastformer` imports nothing of transformers.
 #
-# module -> (class, its entry points) to wrap; each is wrapped right after its own module has run
+# module -> (its public Auto classes that fastformer registers with, their entry points) to wrap; each is wrapped
+# right after its own module has run. Public names only: each Auto class holds its own copy of the entry points.
 _AUTO_ENTRY_POINTS = {
-    "transformers.models.auto.configuration_auto": ("AutoConfig", ("from_pretrained",)),
-    "transformers.models.auto.auto_factory": ("_BaseAutoModelClass", ("from_pretrained", "from_config")),
+    "transformers.models.auto.configuration_auto": (("AutoConfig",), ("from_pretrained",)),
+    "transformers.models.auto.modeling_auto": (
+        (
+            "AutoModel",
+            "AutoModelForSequenceClassification",
+            "AutoModelForCausalLM",
+            "AutoModelForMaskedLM",
+            "AutoModelForPreTraining",
+            "AutoModelForSeq2SeqLM",
+        ),
+        ("from_pretrained", "from_config"),
+    ),
 }
 _wrapped: list = []  # (owner, name, original) of every wrapped entry point
 
@@ -70,21 +81,21 @@ def _register_now() -> None:
 
 def _wrap_entry_points(module) -> None:
     """Wrap a loaded Auto module's entry points so that their first call registers fastformer first."""
-    class_name, names = _AUTO_ENTRY_POINTS[module.__name__]
-    owner = getattr(module, class_name, None)
-    for name in names:
-        if owner is None or name not in owner.__dict__:
-            continue
-        original = owner.__dict__[name]
-        _wrapped.append((owner, name, original))
+    class_names, names = _AUTO_ENTRY_POINTS[module.__name__]
+    for owner in (getattr(module, class_name, None) for class_name in class_names):
+        for name in names:
+            if owner is None or name not in owner.__dict__:
+                continue
+            original = owner.__dict__[name]
+            _wrapped.append((owner, name, original))
 
-        # transformers copies the base class's from_pretrained into each Auto class (auto_class_update): those copies
-        # keep this wrapper, so it calls the original itself rather than looking the name up again
-        def wrapper(cls, *args, __original=original, **kwargs):
-            _register_now()
-            return __original.__get__(None, cls)(*args, **kwargs)
+            # the original is called itself (bound to the class asked), not looked up again: a subclass of an Auto
+            # class inherits this wrapper until the registration puts the original back
+            def wrapper(cls, *args, __original=original, **kwargs):
+                _register_now()
+                return __original.__get__(None, cls)(*args, **kwargs)
 
-        setattr(owner, name, classmethod(wrapper))
+            setattr(owner, name, classmethod(wrapper))
 
 
 class _AutoRegistration:
