@@ -297,6 +297,51 @@ class CorpusSettings(DataSettings):
     max_eval_texts: int | None = setting(None, "use only the first N validation texts", minimum=1)
 
 
+@dataclass
+class DecontaminatedCorpusSettings(CorpusSettings):
+    """Unlabelled texts cut into pieces for a long self-supervised run (pretraining, distillation): evaluation files
+    whose texts are never trained on (`--exclude`), pieces of `block_size` tokens, a step budget, and held-out
+    evaluations that are checkpoints. A task words its own help where it differs (`redefault`)."""
+
+    train: str | None = redefault(
+        CorpusSettings,
+        "train",
+        None,
+        help="unlabelled texts: JSON Lines, CSV/TSV or text files (.gz too), several joined by commas",
+    )
+    validation: str | None = redefault(
+        CorpusSettings,
+        "validation",
+        None,
+        help="held-out texts; default: hold out --validation-fraction of the training texts",
+    )
+    exclude: list[str] = setting(
+        factory=list,
+        paths="file",
+        help="evaluation files whose texts must never be trained on: every training or validation text that also "
+        "occurs in one (whitespace and case normalised) is dropped and counted in metrics.json (--where "
+        "exclude:KEY=VALUE filters them, e.g. exclude:split=test)",
+    )
+    exclude_where: dict[str, str] | None = setting(None, "JSON Lines filter of the --exclude files", flag=False)
+    validation_fraction: float = redefault(CorpusSettings, "validation_fraction", 0.01)
+    block_size: int = setting(256, "tokens per sequence: a longer text is cut into several", minimum=8)
+    min_block_tokens: int = setting(16, "drop a text's last piece when it is shorter than this", minimum=1)
+    bf16: bool = setting(False, "bfloat16 autocast on CPU (on a GPU with bfloat16 it is always on)")
+    epochs: float = redefault(RunConfig, "epochs", 1.0)
+    max_steps: int = setting(-1, "optimisation steps (> 0 overrides --epochs)", minimum=-1)
+    batch_size: int = redefault(RunConfig, "batch_size", 32)
+    weight_decay: float = redefault(RunConfig, "weight_decay", 0.01)
+    warmup: float = redefault(RunConfig, "warmup", 0.05)
+    evaluations: int = setting(
+        8, "held-out evaluations during training, each a checkpoint (the best is kept as the model)", minimum=1
+    )
+
+    def check(self) -> None:
+        super().check()
+        for path in self.exclude:
+            check_path("exclude", path, "file")
+
+
 def settings_hash(settings: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
