@@ -43,6 +43,7 @@ PAGES = (
     "docs/explain.md",
     "docs/api.md",
     "docs/benchmark.md",
+    "docs/PRETRAINED-TRANSFORMER.md",
 )
 RESULTS = ROOT / "benchmarks" / "results" / "readme_commands.json"
 # flags whose values are input files or folders (comma-joined lists allowed)
@@ -66,7 +67,7 @@ class Command:
     line: int  # the page's line where it starts
     text: str  # as written, continuation lines joined
     comment: str  # the README's comment after it
-    environment: str = ""  # VAR=value assignments earlier in the same block, set before it runs
+    environment: str = ""  # VAR=value assignments earlier on the same page, one a line, set before it runs
     end: int = 0  # the page's line where it ends (its duration is written in that line's comment)
     page: str = "README.md"  # the page it is written in (PAGES)
 
@@ -111,10 +112,10 @@ def readme_commands(readme: Path = README, source: str | None = None, page: str 
     """Every command in a page's ```bash blocks (or in `source`), in order (continuations joined, comments
     apart)."""
     commands: list[Command] = []
-    in_block, pending, start, environment = False, "", 0, []
+    in_block, pending, start, environment = False, "", 0, []  # assignments hold for the rest of the page
     for number, raw in enumerate((readme.read_text() if source is None else source).splitlines(), 1):
         if raw.startswith("```"):
-            in_block, pending, environment = raw.strip() == "```bash", "", []
+            in_block, pending = raw.strip() == "```bash", ""
             continue
         if not in_block:
             continue
@@ -128,10 +129,10 @@ def readme_commands(readme: Path = README, source: str | None = None, page: str 
             continue
         text = " ".join((pending + code).split())
         pending = ""
-        if re.fullmatch(r"[A-Z_]+=\S+", text):
+        if re.fullmatch(r"[A-Z_]+=(\$\(.+\)\S*|\S+)", text):  # VAR=value or VAR=$(command)...
             environment.append(text)
             continue
-        commands.append(Command(start, text, DURATION.sub("", comment).strip(), " ".join(environment), number, page))
+        commands.append(Command(start, text, DURATION.sub("", comment).strip(), "\n".join(environment), number, page))
     return commands
 
 
@@ -149,8 +150,10 @@ def _split_comment(line: str) -> tuple[str, str, str]:
 
 
 def arguments(command: Command) -> list[str]:
-    """The command's words, with $VARS of its block expanded (as the shell would)."""
-    values = dict(assignment.split("=", 1) for assignment in command.environment.split())
+    """The command's words, with the $VARS its page assigned plain values expanded (as the shell would; one set from
+    a command's output, `VAR=$(...)`, stays as written)."""
+    assignments = [a.split("=", 1) for a in command.environment.split("\n") if a]
+    values = {name: value for name, value in assignments if "$(" not in value}
     text = re.sub(r"\$([A-Z_]+)", lambda m: values.get(m.group(1), m.group(0)), command.text)
     return shlex.split(text)
 
@@ -185,6 +188,8 @@ def why_not_runnable(command: Command, written: set[str], workdir: Path) -> str 
         return "installs into the environment: part of the set-up line's extras"
     reads, _ = inputs_and_outputs(words)
     for path in reads:
+        if path.startswith("$"):  # set by an assignment earlier on the page (the command's environment)
+            continue
         if path.rstrip("/") not in written and not (workdir / path).exists():
             return f"reads {path}, a file of the user's that is not in this repository"
     return None

@@ -380,8 +380,9 @@ def check_output_folder(output: Path, overwrite: bool) -> None:
         raise ConversionError(f"{output}: exists and is not a folder")
     if output.is_dir() and any(output.iterdir()) and not overwrite:
         raise ConversionError(f"{output}: exists and is not empty; pass --overwrite to replace it")
-    if not output.parent.is_dir():
-        raise ConversionError(f"{output}: its folder {output.parent} does not exist")
+    existing = next(p for p in output.parents if p.exists())  # folders missing above OUT are made, as train makes them
+    if not existing.is_dir():
+        raise ConversionError(f"{output}: {existing} is a file, not a folder")
 
 
 def convert_bert_folder(
@@ -420,6 +421,7 @@ def convert_bert_folder(
             )
         model = convert_bert(bert, form, max_positions, local_mixing)
         report = conversion_report(bert, source, form, model)
+        output.parent.mkdir(parents=True, exist_ok=True)  # (every check has passed: the conversion writes now)
         staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.staging-", dir=output.parent))
         try:
             staging.chmod(0o755)  # mkdtemp's 0700 would make the folder private

@@ -114,7 +114,7 @@ def test_positions_extend_by_tiling_the_later_half(bert, bert_folder):
 
 
 def test_folder_round_trip_with_auto_classes(bert_folder, tmp_path, batch):
-    out = tmp_path / "student"
+    out = tmp_path / "runs" / "student"  # a folder missing above OUT is made, as `train --output-dir` makes it
     assert main(["convert-bert", str(teacher_zip()), str(out), "--attention", "softmax"]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
         "config.json",
@@ -195,7 +195,12 @@ def test_existing_output_and_symlink_refused_unchanged(tmp_path):
     (taken / "keep.txt").write_text("mine")
     link = tmp_path / "link"
     link.symlink_to(taken)
-    for out, says in ((taken, "exists and is not empty; pass --overwrite"), (link, "is a symbolic link")):
+    (tmp_path / "a-file").write_text("mine")
+    for out, says in (
+        (taken, "exists and is not empty; pass --overwrite"),
+        (link, "is a symbolic link"),
+        (tmp_path / "a-file" / "out", "a-file is a file, not a folder"),
+    ):
         with pytest.raises(ConversionError, match=says):
             convert_bert_folder(teacher_zip(), out)
     assert [p.name for p in taken.iterdir()] == ["keep.txt"] and (taken / "keep.txt").read_text() == "mine"
