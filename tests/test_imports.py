@@ -204,3 +204,21 @@ def test_no_private_name_of_transformers_is_used():
                 private += [f"{path.name}: {node.module}" for part in node.module.split(".") if _private(part)]
         private += [f"{path.name}: {name}" for name in ("_BaseAutoModelClass", "_LazyAutoMapping") if name in text]
     assert not private, private
+
+
+def test_a_bad_model_field_is_refused_before_torch_or_transformers_load():
+    """`--model` is checked against the torch-free table of FastformerConfig's fields (fastformer/config_fields.py)."""
+    result = run(
+        "from fastformer.cli.main import main\n"
+        "for bad in ('num_hidden_layers=0', 'hiden_size=3'):\n"
+        "    try:\n"
+        "        main(['train', '--model', bad])\n"
+        "    except SystemExit as refused:\n"
+        "        print(refused.code)\n"
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n",
+        blocked=(),
+    )
+    lines = result.stdout.strip().splitlines()
+    assert result.returncode == 0, result.stderr
+    assert "num_hidden_layers=0: must be >= 1" in lines[0] and "hiden_size: not a FastformerConfig field" in lines[1]
+    assert lines[-1] == "[]"

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import argparse
 import errno
-import inspect
 import json
 
+from fastformer.config_fields import CONFIG_DEFAULTS
 from fastformer.tasks.registry import TASKS
 
 HELP = f"train a model (task: {', '.join(TASKS)})"
@@ -109,13 +109,11 @@ def check_model_overrides(cfg) -> None:
     """--model FIELD=VALUE must name a FastformerConfig field and give a value of its type."""
     if not getattr(cfg, "model", None):
         return
-    from fastformer.models.fastformer import FastformerConfig
-
-    defaults = FastformerConfig().to_dict()
-    accepted = set(inspect.signature(FastformerConfig.__init__).parameters) | set(defaults)
+    defaults = CONFIG_DEFAULTS  # torch-free: a bad --model is refused before transformers loads
+    accepted = set(defaults)
     for key, value in cfg.model.items():
         if key not in accepted:
-            close = sorted(accepted, key=lambda name: _distance(name, key))[:3]
+            close = sorted(accepted, key=lambda name: (_distance(name, key), name))[:3]
             raise ValueError(f"--model {key}: not a FastformerConfig field (did you mean {', '.join(close)}?)")
         default = defaults.get(key)
         if default is None or value is None:

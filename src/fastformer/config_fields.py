@@ -1,0 +1,61 @@
+"""FastformerConfig's fields and their defaults, without transformers: the names `--model FIELD=VALUE` may give and
+the type each takes, so that a bad `--model` is refused before torch and transformers load (in a fraction of a second
+instead of seconds). tests/models/test_config_fields.py holds this table equal to `FastformerConfig().to_dict()`; a
+new config field goes into both."""
+
+from __future__ import annotations
+
+from typing import Any
+
+CONFIG_DEFAULTS: dict[str, Any] = {
+    "architectures": None,
+    "attention_output_dense": False,
+    "attention_type": "fastformer",
+    "causal": False,
+    "chunk_size_feed_forward": 0,
+    "classifier_dropout": 0.0,
+    "decoder_attention_heads": 16,
+    "decoder_ffn_dim": 256,
+    "decoder_layers": 4,
+    "decoder_type": "transformer",
+    "dtype": None,
+    "embedding_layer_norm": True,
+    "embedding_size": None,
+    "fastformer_implementation": "auto",
+    "head_sharing": False,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.2,
+    "hidden_size": 256,
+    "id2label": {0: "LABEL_0", 1: "LABEL_1"},
+    "initializer_range": 0.02,
+    "interaction": "product",
+    "intermediate_size": 256,
+    "is_encoder_decoder": False,
+    "label2id": {"LABEL_0": 0, "LABEL_1": 1},
+    "layer_norm_eps": 1e-12,
+    "layer_sharing": True,
+    "local_mixing": 0,
+    "max_history": 50,
+    "max_position_embeddings": 512,
+    "max_target_positions": 512,
+    "model_type": "fastformer",
+    "norm_position": "post",
+    "num_attention_heads": 16,
+    "num_hidden_layers": 2,
+    "output_attentions": False,
+    "output_hidden_states": False,
+    "pad_token_id": 0,
+    "popularity_buckets": 0,
+    "position_embedding_type": "absolute",
+    "problem_type": None,
+    "query_residual": True,
+    "query_value_sharing": True,
+    "return_dict": True,
+    "scoring": "per_head",
+    "tie_word_embeddings": True,
+    "transform": "full",
+    "use_cache": True,
+    "user_num_hidden_layers": 1,
+    "user_position_embedding_type": "absolute",
+    "vocab_size": 30000,
+}
