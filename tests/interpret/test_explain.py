@@ -408,6 +408,17 @@ def test_a_news_recommender_is_explained_per_user(tmp_path, capsys, popularity):
     assert ("of it, popularity" in page) is popularity
     with pytest.raises(SystemExit, match="give --user ID and --data"):
         main(["explain", str(folder), "--user", user])
+    # news ids the folder's news.tsv does not know: unknown clicks leave the history, unknown candidates are not
+    # ranked; an impression left with no known candidate is one line (it was an IndexError)
+    impression = next(i for i in load_mind(mind).impressions if i.user_id == user)
+    unknown = set(impression.candidates) - set(impression.history)
+    partial = tmp_path / "mind-partial"
+    shutil.copytree(mind, partial)
+    news = (partial / "news.tsv").read_text().splitlines(keepends=True)
+    (partial / "news.tsv").write_text("".join(line for line in news if line.split("\t", 1)[0] not in unknown))
+    with pytest.raises(SystemExit) as refused:
+        main(["explain", str(folder), "--user", user, "--data", str(partial), "--output-dir", str(tmp_path / "x")])
+    assert "none of its" in str(refused.value.code) and "\n" not in str(refused.value.code)
 
 
 def test_models_explain_cannot_read_are_refused_by_name(classifier):

@@ -152,6 +152,11 @@ def explain_user(
     if not history:
         raise ValueError(f"user {user_id!r} has no clicked news that news.tsv knows: nothing to explain")
     candidates = [c for c in impression.candidates if c in data.news]
+    if not candidates:
+        raise ValueError(
+            f"impression {impression.impression_id} of user {user_id!r}: none of its {len(impression.candidates)} "
+            "candidates is in news.tsv: nothing to rank"
+        )
     fields = getattr(config, "news_fields", None) or ["title"]
     news_ids = list(dict.fromkeys(history + candidates))
     tokenized = [split_words(tokenizer, data.news[n].text(fields), config.max_position_embeddings) for n in news_ids]
