@@ -279,6 +279,20 @@ def test_a_header_of_unknown_names_is_refused_naming_its_fields_not_read_as_data
     assert len(examples) == 50 and {e.label for e in examples} <= {"0", "1", "2", "3", "4"}
 
 
+def test_a_header_of_unknown_names_over_short_texts_is_refused_too(tmp_path):
+    """Texts of a few words (SST's sentences cut short) give no text column by length; the label column does: a few
+    values, each repeated, and the header's name is not one of them."""
+    lines = (SHARED / "data" / "sst5" / "sst_train.txt").read_text().splitlines()[:40]
+    path = tmp_path / "short.csv"
+    rows = [(" ".join(line.split()[1:4]), line.split()[0].removeprefix("__label__")) for line in lines]
+    path.write_text("txt,lable\n" + "".join(f'"{text}",{label}\n' for text, label in rows))
+    with pytest.raises(DataError, match=r"the header \['txt', 'lable'\]"):
+        read_examples(path)
+    headerless = tmp_path / "headerless.csv"  # the same rows without the header: read as data, as before
+    headerless.write_text("".join(f'{label},"{text}"\n' for text, label in rows))
+    assert len(read_examples(headerless)) == 40
+
+
 def test_an_unknown_label_error_lists_a_few_short_labels():
     labels = LabelMap([f"a whole review read as a label by mistake, number {i}" for i in range(30)])
     with pytest.raises(DataError) as refused:

@@ -131,7 +131,8 @@ def _looks_like_header(first: list[str], sample: list[list[str]], label_index: i
 
 def _names_over_texts(first: list[str], sample: list[list[str]]) -> bool:
     """Whether a first row is a header by its shape: one-word names (no number) over a column whose cells below are
-    texts (a median of 4 words or more). Catches headers of
+    texts (a median of 4 words or more), or over a label-like column (8 rows or more, at most a quarter of them
+    distinct) that the name itself is not a value of. Catches headers of
     names the lists above lack (`txt,lable`, `review_polarity,review`), which were read as data: positionally, the
     texts becoming labels."""
     cells = [cell.strip() for cell in first]
@@ -140,6 +141,11 @@ def _names_over_texts(first: list[str], sample: list[list[str]]) -> bool:
     for j in range(len(first)):
         words = sorted(len(row[j].split()) for row in sample if len(row) > j)
         if words and words[len(words) // 2] >= 4:
+            return True
+        # or over a label-like column (a few values, each repeated) that its own cell is not one of: short texts
+        values = [row[j].strip() for row in sample if len(row) > j]
+        distinct = set(values)
+        if len(values) >= 8 and len(distinct) <= len(values) // 4 and cells[j] not in distinct:
             return True
     return False
 
