@@ -50,6 +50,13 @@ class FastformerPreTrainedModel(PreTrainedModel):
         elif isinstance(module, ShortConvolution):  # identity: local mixing switched on changes nothing at first
             init.copy_(module.weight, module.identity())
 
+    def get_input_embeddings(self) -> nn.Embedding:
+        """The encoder's word embeddings: every head's `self.fastformer` (FastformerModel answers with its own)."""
+        return self.fastformer.word_embeddings
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.fastformer.word_embeddings = value
+
 
 def padding_mask(
     config: FastformerConfig, input_ids: torch.Tensor | None, attention_mask: torch.Tensor | None
@@ -404,12 +411,6 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
             model_kwargs["cache"].activate_past_recording()
             return
         return super()._prepare_cache_for_generation(generation_config, model_kwargs, generation_mode, *args, **kwargs)
-
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.fastformer.word_embeddings
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.fastformer.word_embeddings = value
 
     def prepare_inputs_for_generation(self, input_ids, next_sequence_length=None, cache=None, **kwargs):
         next_sequence_length = columns_to_read(input_ids, next_sequence_length, cache, kwargs.get("attention_mask"))

@@ -84,12 +84,6 @@ class FastformerForMaskedLM(FastformerPreTrainedModel):
         self.lm_head = MaskedLMHead(config)
         self.post_init()
 
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.fastformer.word_embeddings
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.fastformer.word_embeddings = value
-
     def get_output_embeddings(self) -> nn.Linear:
         return self.lm_head.decoder
 

@@ -104,12 +104,6 @@ class FastformerForNewsRecommendation(FastformerPreTrainedModel):
         if module is self.popularity:
             init.zeros_(module.weight)
 
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.fastformer.word_embeddings
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.fastformer.word_embeddings = value
-
     def encode_news(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """(U, L) token ids of news texts -> (U, hidden) news vectors."""
         return self.fastformer(input_ids, attention_mask, return_dict=True).pooler_output

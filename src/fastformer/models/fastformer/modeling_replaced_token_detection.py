@@ -115,12 +115,6 @@ class FastformerForReplacedTokenDetection(FastformerPreTrainedModel):
         self.generator_head = MaskedLMHead(config)
         self.post_init()
 
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.fastformer.word_embeddings
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.fastformer.word_embeddings = value
-
     def get_output_embeddings(self) -> nn.Linear:
         return self.generator_head.decoder
 
