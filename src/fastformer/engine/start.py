@@ -3,7 +3,7 @@ model, or `--init-from` a pretrained folder's encoder with a fresh head; then th
 checks, before the run folder changes. A task supplies its head's config fields (`Task.head_fields`), its own
 defaults (`Task.model_fields`) and the tokens it reads (`Task.input_length`); a task whose model is its own (a
 language model continued, a pretraining objective, a distillation student) overrides `Task.build_model` instead.
-Imports the standard library only (the models load when a model is built).
+Light at import (the models, and with them torch and transformers, load when a model is built).
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ a verb the task lacks is refused in one line before any of them runs (`tasks.reg
                generation_export(model) -> the generate-ready programs or why not ({} where the task has none)
     generate:  generate_texts(folder, prompts, **generate_kwargs) -> the new text of each prompt
 
-Imports the standard library only, so the registry (and `fastformer --help`) stays light: a task's methods import
-torch and transformers when called.
+Light at import (the standard library and the engine's torch-free modules), so the registry and `fastformer --help`
+stay light: a task's methods import torch and transformers when called.
 """
 
 from __future__ import annotations
