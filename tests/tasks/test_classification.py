@@ -518,7 +518,9 @@ def test_ctrl_c_is_one_line_and_the_run_resumes(tmp_path):
     import time
 
     out = tmp_path / "run"
-    args = [*RESUME_ARGS, "--max-train-examples", "64", "--max-eval-examples", "16"]  # (the later flags win)
+    # (the later flags win) 6 epochs of 8 steps: after the first checkpoint there are seconds of work left, so the
+    # interrupt lands inside the run (with 2 the run could end before the signal did: a race seen in CI)
+    args = [*RESUME_ARGS, "--max-train-examples", "64", "--max-eval-examples", "16", "--epochs", "6"]
     exe = str(Path(sys.executable).parent / "fastformer")
     process = subprocess.Popen([exe, *args, "--output-dir", str(out)], stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
