@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def predict_folder(args: argparse.Namespace, runner, architecture: str | None, settings) -> int:
     """A task that predicts over a data folder (news ranks a MIND folder's impressions): its output file, by default
-    the task's PREDICTION_FILE inside the run folder."""
+    the task's `prediction_file` inside the run folder."""
     from fastformer.cli.outputs import OutputRefused, check_output
     from fastformer.data import DataError
 

@@ -132,10 +132,14 @@ class Task:
         return {}
 
     # --- the commands on a trained folder (those named in `verbs`) ---
+    @classmethod
+    def offers(cls) -> str:
+        """What a trained folder of this task does besides training, as a refusal says it."""
+        return f"it does {', '.join(cls.verbs)}" if cls.verbs else "no other command reads it"
+
     def refuse(self, verb: str) -> VerbNotSupported:
         """The one-line refusal of a verb this task does not offer."""
-        does = f"it does {', '.join(self.verbs)}" if self.verbs else "no other command reads it"
-        return VerbNotSupported(f"a {self.name} run does not {verb} ({does})")
+        return VerbNotSupported(f"a {self.name} run does not {verb} ({self.offers()})")
 
     def evaluate_folder(self, folder, architecture: str | None, settings, output: Path) -> dict[str, Any]:
         raise self.refuse("evaluate")

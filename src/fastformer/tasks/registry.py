@@ -41,9 +41,8 @@ def task_for_verb(path: str | Path, verb: str) -> tuple[str, str | None]:
     task, architecture = task_of_folder(path)
     entry = TASKS.get(task)
     if entry is not None and verb not in entry.verbs:
-        does = f"it does {', '.join(entry.verbs)}" if entry.verbs else "no other command reads it"
         hint = f"; {entry.instead.replace('FOLDER', str(path))}" if entry.instead else ""
-        raise VerbNotSupported(f"{path}: holds a {task} run, which does not {verb} ({does}){hint}")
+        raise VerbNotSupported(f"{path}: holds a {task} run, which does not {verb} ({entry.offers()}){hint}")
     return task, architecture
 
 
