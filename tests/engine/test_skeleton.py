@@ -498,3 +498,21 @@ def test_a_checkpoint_that_does_not_fit_stops_the_run_in_one_line_before_it_is_b
     monkeypatch.undo()  # room again
     assert main(["train", *TINY, "--output-dir", str(out), "--resume"]) == 0
     assert (out / "run_complete.json").is_file()
+
+
+def test_a_time_limit_stops_training_and_the_run_still_finishes(tmp_path, monkeypatch):
+    """--time-limit: the step that passes the limit is saved and evaluated, the run completes (metrics, weights,
+    run_complete.json) and metrics.json says where it stopped. The clock is the test's: every reading 30 s on."""
+    from fastformer.engine import skeleton
+
+    clock = iter(range(0, 10**6, 30))
+    monkeypatch.setattr(skeleton.time, "perf_counter", lambda: float(next(clock)))
+    out = tmp_path / "run"
+    args = [*TINY, "--epochs", "50", "--time-limit", "2"]  # 200 examples / 32 = 7 steps an epoch: 350 steps asked
+    assert main(["train", *args, "--output-dir", str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    stop = metrics["train"]["stopped_by_time_limit_at_step"]
+    assert stop is not None and 1 <= stop < 350 and metrics["train"]["steps"] == stop
+    log = json.loads((out / "log_history.json").read_text())
+    assert any(h.get("step") == stop and "eval_loss" in h for h in log), "the last step is evaluated"
+    assert (out / "run_complete.json").is_file() and (out / "model.safetensors").is_file()

@@ -190,6 +190,13 @@ class RunConfig(Settings):
         choices=("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial"),
     )
     max_grad_norm: float = setting(1.0, "gradient clipping norm", above=0)
+    time_limit: float = setting(
+        0.0,
+        "stop training after this many minutes (0: no limit); the run then saves, evaluates and finishes as at its "
+        "last step, with the schedule --epochs/--max-steps set",
+        minimum=0,
+        shapes_weights=False,
+    )
     logging_steps: int = setting(20, "log the training loss every N steps", minimum=1, shapes_weights=False)
     progress: bool = setting(True, "progress bars (--no-progress: none)", shapes_weights=False)
 

@@ -175,6 +175,52 @@ def estimate_callback(task: str, after_seconds: float = 30.0, after_steps: int =
     return Estimate()
 
 
+def time_limit_callback(minutes: float):
+    """Stops training once this process has trained for `minutes` (wall clock, evaluations included): the step that
+    passes the limit is saved and evaluated as a last step is, so the run finishes as usual (the best checkpoint
+    reloaded, the test, metrics.json) instead of being killed. The schedule stays the one --epochs/--max-steps set.
+    The stop is written into the log history (`time_limit_stop`), which metrics.json's "train" reports. Under
+    torchrun the processes agree on the stop (the first process's clock decides), so none waits on another."""
+    from transformers import TrainerCallback
+
+    class TimeLimit(TrainerCallback):
+        start_time: float | None = None
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.start_time = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if self.start_time is None or state.global_step >= state.max_steps:
+                return
+            if not agreed(time.perf_counter() - self.start_time >= minutes * 60):
+                return
+            control.should_training_stop = control.should_save = control.should_evaluate = True
+            state.log_history.append(dict(step=state.global_step, time_limit_stop=minutes))
+            if state.is_world_process_zero:
+                print(f"time limit of {minutes:g} min reached at step {state.global_step}", file=sys.stderr)
+
+    return TimeLimit()
+
+
+def agreed(flag: bool) -> bool:
+    """The first process's `flag` on every process of a torchrun run; `flag` itself in a single process."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return flag
+    import torch
+
+    device = "cuda" if dist.get_backend() == "nccl" else "cpu"
+    value = torch.tensor([1.0 if flag else 0.0], device=device)
+    dist.broadcast(value, src=0)
+    return bool(value.item())
+
+
+def time_limit_stop(log_history: list[dict]) -> int | None:
+    """The step a time limit stopped the run at, from its log history; None when none did."""
+    return next((h["step"] for h in log_history if "time_limit_stop" in h), None)
+
+
 def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
@@ -349,6 +395,7 @@ def build_trainer(task: Task, cfg, folder: RunFolder, prepared: Prepared, tokeni
         divergence_callback(),
         memory_release_callback(),
         estimate_callback(task.name),
+        *([time_limit_callback(cfg.time_limit)] if getattr(cfg, "time_limit", 0) > 0 else []),
         *kwargs.get("callbacks", []),
     ]
     args = training_arguments(cfg, **prepared.arguments)
@@ -393,6 +440,7 @@ def training_report(
         tokens_per_s=round(tokens * epochs_here / train_seconds, 1) if tokens and train_seconds > 0 else None,
         final_loss=whole_run_loss(state.log_history, result.training_loss, first_step, state.global_step),
         resumed_from=str(resumed_from) if resumed_from else None,
+        stopped_by_time_limit_at_step=time_limit_stop(state.log_history),
         best_checkpoint=state.best_model_checkpoint,
         best_epoch=best_epoch(state),
     )

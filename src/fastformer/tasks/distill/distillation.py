@@ -198,12 +198,16 @@ def held_out_scores(student, teacher, dataset, collator, scales, batch_size: int
     """Per-layer losses of both stages, the pooled loss and the mean cosine between the student's and the teacher's
     mean-pooled embeddings, over the held-out pieces (each batch weighted by its real tokens)."""
     student.eval()
+    device = next(student.parameters()).device  # a GPU after training there: the teacher and batches follow
+    teacher.to(device)
+    scales = scales.to(device)
     sums: dict[str, Any] = dict(layerwise=0.0, end_to_end=0.0, pooled=0.0, cosine=0.0)
     tokens = rows = 0
     for start in range(0, len(dataset), batch_size):
         batch = collator([dataset[i] for i in range(start, min(start + batch_size, len(dataset)))])
+        batch = {name: tensor.to(device) for name, tensor in batch.items()}
         mask = batch["attention_mask"].bool()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):  # the teacher read once for both stages
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):  # the teacher read once for both stages
             states = teacher_hidden_states(teacher, batch)
             layerwise = distillation_losses(student, teacher, batch, scales, "layerwise", states)
             end_to_end = distillation_losses(student, teacher, batch, scales, "end-to-end", states)
