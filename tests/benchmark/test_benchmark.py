@@ -34,6 +34,34 @@ def test_cells_are_measured_and_over_budget_cells_recorded_not_crashed():
     assert all(c.status == "skipped" for c in cells if c.n == 128)  # longer lengths are not attempted
 
 
+def test_a_one_time_cost_of_the_first_step_does_not_make_a_cell_over_budget():
+    """A process's first step can carry one-time costs (on a GPU the first backward creates cuBLAS's handles, 2.5-3 s
+    on an H200, which once marked every baseline's training sweep over a 2 s budget): the step is timed again before
+    the cell is called over budget, and a step that stays slow still is."""
+    import time
+
+    from fastformer.benchmark.runner import measure_cell
+
+    calls = []
+
+    def first_call_slow(module, x):
+        calls.append(1)
+        if len(calls) == 1:
+            time.sleep(0.3)
+        return x * 2
+
+    def always_slow(module, x):
+        time.sleep(0.3)
+        return x * 2
+
+    module = torch.nn.Identity()
+    args = dict(hidden=8, dtype=torch.float32, device="cpu", repeats=3, budget_s=0.2, with_memory=False)
+    ok = measure_cell(module, first_call_slow, Cell("v", "inference", 2, 16), **args)
+    assert ok.status == "ok" and ok.median_s < 0.2
+    slow = measure_cell(module, always_slow, Cell("v", "inference", 2, 16), **args)
+    assert slow.status == "over_budget" and slow.median_s >= 0.3
+
+
 def test_measured_cell_has_times_throughput_and_memory():
     (cell,) = run(["fastformer-paper"], [(2, 64)], modes=["train"], budget_s=60, **TINY)
     assert cell.status == "ok"

@@ -13,7 +13,7 @@ def plot(cells: list[Cell], header: dict, title: str, path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    modes = [m for m in ("train", "inference") if any(c.mode == m for c in cells)]
+    modes = [m for m in ("train", "inference") if any(c.mode == m and c.status == "ok" for c in cells)]
     fig, axes = plt.subplots(1, len(modes), figsize=(6.5 * len(modes), 4.8), squeeze=False)
     for ax, mode in zip(axes[0], modes, strict=True):
         for variant in dict.fromkeys(c.variant for c in cells):
@@ -30,7 +30,9 @@ def plot(cells: list[Cell], header: dict, title: str, path: Path) -> Path:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle(
-        f"{header['cpu']} | {header['threads']} threads | torch {header['torch']} | {header['dtype']}", fontsize=8
+        f"{header.get('gpu') or header['cpu']} | {header['threads']} CPU threads | torch {header['torch']} | "
+        f"{header['dtype']}",
+        fontsize=8,
     )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
