@@ -108,14 +108,14 @@ def pretrain_bare_step(cfg, output_dir: Path) -> dict:
     prepared = task.prepare(cfg, texts, tokenizer, model, output_dir / "bare")
     arguments = training_arguments(cfg, **prepared.arguments)
     trainer = Trainer(
-        model=prepared.model,
+        model=model,
         args=arguments,
         train_dataset=prepared.train_dataset,
         eval_dataset=prepared.eval_dataset,
         data_collator=prepared.data_collator,
     )
     batches = [b for _, b in zip(range(cfg.max_steps), trainer.get_train_dataloader(), strict=False)]
-    return timed_loop(prepared.model, batches, cfg)
+    return timed_loop(model, batches, cfg)
 
 
 def bare_step(cfg, output_dir: Path) -> dict:

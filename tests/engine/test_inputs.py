@@ -226,7 +226,7 @@ def test_length_grouped_order_covers_every_example_once_and_is_seeded():
     prepared = task.prepare(cfg, data, tokenizer, model, None)
     train_set = prepared.train_dataset
     trainer = Trainer(
-        model=prepared.model,
+        model=model,
         args=training_arguments(cfg, **prepared.arguments),
         train_dataset=train_set,
         eval_dataset=train_set,

@@ -95,7 +95,6 @@ class ToyTask(Task):
         from transformers import DataCollatorWithPadding
 
         return Prepared(
-            model=model,
             train_dataset=encode(tokenizer, data["train"], cfg.max_length),
             eval_dataset=encode(tokenizer, data["validation"], cfg.max_length),
             data_collator=DataCollatorWithPadding(tokenizer),

@@ -34,9 +34,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Prepared:
-    """What a task builds for training."""
+    """What a task builds for training around the model the engine built (engine/start.py)."""
 
-    model: Any
     train_dataset: Any
     eval_dataset: Any
     data_collator: Any
@@ -333,17 +332,17 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         prepared.metrics = {**model_metrics, **prepared.metrics}
         vocabulary = tokenizer_report(cfg, tokenizer)
         if main:
-            announce(task, cfg, data, tokenizer, prepared, vocabulary)
+            announce(task, cfg, data, tokenizer, model, prepared, vocabulary)
         # training seconds of the processes before this one, up to the checkpoint it resumes from (None: not recorded)
         earlier_seconds = folder.checkpoint_seconds(resume_from) if resume_from else 0.0
-        trainer = build_trainer(task, cfg, folder, prepared, tokenizer, earlier_seconds)
+        trainer = build_trainer(task, cfg, folder, model, prepared, tokenizer, earlier_seconds)
         start = time.perf_counter()
         result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
         run = dict(seconds=time.perf_counter() - start, earlier_seconds=earlier_seconds, resumed_from=resume_from)
         metrics = dict(
             architecture=getattr(cfg, "architecture", None),  # (a task with one model has no --architecture)
             train=training_report(cfg, prepared, trainer.state, result, **run),
-            parameters=sum(p.numel() for p in prepared.model.parameters()),
+            parameters=sum(p.numel() for p in model.parameters()),
             **prepared.metrics,
             tokenizer=vocabulary,
         )
@@ -383,14 +382,16 @@ def read_and_check(task: Task, cfg, report: dict[str, Any]):
     return data
 
 
-def build_trainer(task: Task, cfg, folder: RunFolder, prepared: Prepared, tokenizer, earlier_seconds: float | None):
+def build_trainer(
+    task: Task, cfg, folder: RunFolder, model, prepared: Prepared, tokenizer, earlier_seconds: float | None
+):
     """The task's Trainer (transformers' own unless it brings one) with the run's arguments and the engine's
     callbacks: checkpoint fingerprints, divergence, memory release, the time estimate; discriminative rates."""
     from transformers import Trainer
 
     kwargs = dict(prepared.trainer_kwargs)
     kwargs["callbacks"] = [
-        disk_room_callback(prepared.model),  # first: a checkpoint that does not fit is not begun, not even stamped
+        disk_room_callback(model),  # first: a checkpoint that does not fit is not begun, not even stamped
         fingerprint_callback(folder, earlier_seconds),
         divergence_callback(),
         memory_release_callback(),
@@ -400,10 +401,10 @@ def build_trainer(task: Task, cfg, folder: RunFolder, prepared: Prepared, tokeni
     ]
     args = training_arguments(cfg, **prepared.arguments)
     if getattr(cfg, "layer_lr_decay", 1.0) != 1.0:  # discriminative fine-tuning of an --init-from encoder
-        scales = layer_rate_scales(prepared.model, cfg.layer_lr_decay)
-        kwargs["optimizer_cls_and_kwargs"] = layerwise_optimizer(args, prepared.model, scales)
+        scales = layer_rate_scales(model, cfg.layer_lr_decay)
+        kwargs["optimizer_cls_and_kwargs"] = layerwise_optimizer(args, model, scales)
     return (prepared.trainer_class or Trainer)(
-        model=prepared.model,
+        model=model,
         args=args,
         train_dataset=prepared.train_dataset,
         eval_dataset=prepared.eval_dataset,
@@ -460,13 +461,13 @@ def save_run(task: Task, cfg, trainer, tokenizer, prepared: Prepared, out: Path)
         plot_training(state.log_history, out / "training.png", prepared.plot, title=title, kept_step=kept)
 
 
-def announce(task: Task, cfg, data, tokenizer, prepared: Prepared, vocabulary: dict[str, Any]) -> None:
+def announce(task: Task, cfg, data, tokenizer, model, prepared: Prepared, vocabulary: dict[str, Any]) -> None:
     """One line on standard error before training: what was read, the vocabulary, the model's size, where it goes
     (a wrong column or label shows here, before an hour of training)."""
     facts = dict(
         **{**{f"train_{k}": v for k, v in prepared.train_counts.items()}, **task.describe(cfg, data)},
         vocabulary=len(tokenizer),
-        parameters=sum(p.numel() for p in prepared.model.parameters()),
+        parameters=sum(p.numel() for p in model.parameters()),
         output_dir=str(cfg.output_dir),
     )
     print(f"fastformer train {task.name}: {json.dumps(facts, default=str)}", file=sys.stderr)

@@ -134,7 +134,6 @@ class ClassificationTask(Task):
             return {k: scores[k] for k in ("accuracy", "macro_f1")}
 
         return Prepared(
-            model=model,
             train_dataset=train_set,
             eval_dataset=eval_set,
             data_collator=DataCollatorWithPadding(tokenizer),

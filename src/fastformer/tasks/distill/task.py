@@ -58,7 +58,7 @@ class DistillationTask(Task):
         )
         from fastformer.tasks.distill.loss import teacher_scales
 
-        texts, teacher, student = data["texts"], data["teacher"], data["student"]
+        texts, teacher = data["texts"], data["teacher"]
         train_set = WrappedPieces(texts["train"], tokenizer, cfg.block_size, cfg.min_block_tokens)
         eval_set = WrappedPieces(texts["validation"], tokenizer, cfg.block_size, cfg.min_block_tokens)
         collator = PaddingCollator(tokenizer.pad_token_id)
@@ -68,7 +68,6 @@ class DistillationTask(Task):
         scales = teacher_scales(states, calibration["attention_mask"].bool())
         data["scales"] = scales
         return Prepared(
-            model=student,
             train_dataset=train_set,
             eval_dataset=eval_set,
             data_collator=collator,

@@ -73,7 +73,6 @@ class LanguageModelingTask(Task):
         train_set = TokenBlocks(documents["train"], tokenizer, cfg.block_size, separator)
         eval_set = TokenBlocks(documents["validation"], tokenizer, cfg.block_size, separator)
         return Prepared(
-            model=model,
             train_dataset=train_set,
             eval_dataset=eval_set,
             data_collator=default_data_collator,

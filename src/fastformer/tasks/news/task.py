@@ -86,7 +86,6 @@ class NewsTask(Task):
             )
         trainer_class, callbacks = ranking_trainer(cfg, tokens, rows, splits["validation"], clicks)
         return Prepared(
-            model=model,
             train_dataset=rows,
             eval_dataset=splits["validation"].impressions,  # read by RankingTrainer.evaluate, not the Trainer's loop
             data_collator=ClickCollator(tokens),

@@ -61,7 +61,6 @@ class PretrainingTask(Task):
         eval_set = MaskedPieces(pieces, fixed)
         metrics = (detection_accuracy, detections) if electra else (masked_accuracy, masked_argmax)
         return Prepared(
-            model=model,
             train_dataset=train_set,
             eval_dataset=eval_set,
             data_collator=collator,

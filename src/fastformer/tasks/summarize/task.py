@@ -67,7 +67,6 @@ class SummarizationTask(Task):
         eval_set = PairDataset(splits["validation"], tokenizer, cfg.max_source_length, cfg.max_target_length)
         source_tokens, target_tokens = train_set.num_tokens()
         return Prepared(
-            model=model,
             train_dataset=train_set,
             eval_dataset=eval_set,
             data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
