@@ -113,6 +113,9 @@ USER_ERRORS = [
     (["predict", "{tmp}/someone-elses", "hello"], "not a folder written by `fastformer train`"),
     (["generate", "{tmp}/someone-elses", "--file", "{tmp}"], "is a folder, not a file of texts (one per line)"),
     (["bench", "--variants", "nope"], "--variants: unknown ['nope']"),
+    # abbreviations are refused: argparse would read them as --epochs / --sweep, and a typo would change the run
+    (["train", "--epoch", "3", "--output-dir", "{tmp}/out"], "unrecognized arguments: --epoch 3"),
+    (["bench", "--swe", "paper"], "unrecognized arguments: --swe paper"),
     (["train", "--output-dir", "{tmp}/bad.yaml"], "{tmp}/bad.yaml: exists and is not a folder"),
     (["train", "--warmup", "nan"], "--warmup: must be a finite number, got nan"),
     (["train", "--seed", "-1"], "--seed: must be >= 0, got -1"),

@@ -19,7 +19,13 @@ from fastformer.engine.settings import SettingError, base_type, field_types, loa
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """A parser whose errors are one line (the usage is for --help), exit code 2."""
+    """A parser whose errors are one line (the usage is for --help), exit code 2, and that takes no abbreviated
+    flag: argparse's default reads `--epoch 3` as `--epochs 3` and `--max-len` as `--max-length`, so a misspelt flag
+    changes a run silently, and a flag added later can turn a working abbreviation into an error or another flag."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         raise SystemExit(f"{self.prog}: {message} (--help lists the options)")
