@@ -8,7 +8,7 @@ A table built from committed files sits between two markers in the page:
 
 and, for a script that prints several sections (`### imdb2`, `### yelp5`, ...), `<!-- table: COMMAND ## imdb2 -->`
 takes the one section under that heading (the heading line itself left out). The command runs from the repository
-root with this interpreter; it must read committed files only (benchmarks/results/), never runs/.
+root with this interpreter; it must read committed files only (benchmarks/*/results/), never runs/.
 
     python benchmarks/rebuild_tables.py            # rewrite every marked table of docs/RESULTS.md
     python benchmarks/rebuild_tables.py --check    # exit 1 naming each table that differs (a test runs it)

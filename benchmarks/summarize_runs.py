@@ -8,12 +8,13 @@ category counts. Then the goals of docs/RESULTS.md for every Fastformer-with-vec
 has the rows it is compared with: vs TF-IDF + LR (+1 point; IMDB-2: at or above), vs the softmax Transformer with
 the same inputs and training (`softmax*`, at or above), and vs random embeddings (`*random*`, +3 points); a
 difference within the seed spread (the larger std) is a tie. For every pretrained fine-tune (`*pretrained*`, from
-benchmarks/pretraining_full.sh), the pretraining issue's goals: above the stronger bag-of-words model of the set
+benchmarks/pretraining/pretraining_full.sh), the pretraining issue's goals: above the stronger bag-of-words model
+of the set
 (NBSVM or TF-IDF + LR, per metric) by 0.5 points on IMDB-2 and 1 point elsewhere, and +3 points over the same model
 from scratch (`*scratch*`), and at or above the softmax Transformer pretrained and fine-tuned the same way
 (`softmax-pretrained`; a tie counts); a 1,024-token variant (`1024-pretrained`) against the same baselines. For news
 recommendation runs, the goal that every recommender ranks above the popularity ranker
-(`news-popularity-seed0.json`, from benchmarks/news_baselines.py): a test AUC higher by more than the spread (the
+(`news-popularity-seed0.json`, from benchmarks/news/news_baselines.py): a test AUC higher by more than the spread (the
 recommender's seeds or the ranker's tie-breaking draws).
 """
 
@@ -195,7 +196,7 @@ def ranking_goals(variants: dict[str, list[dict]], ranker: str = "popularity") -
 
 
 def main(argv: list[str]) -> None:
-    dirs = [Path(a) for a in argv] or [Path("benchmarks/results/classification-full")]
+    dirs = [Path(a) for a in argv] or [Path("benchmarks/classification/results/classification-full")]
     runs = load(dirs)
     for name, variants in sorted(runs.items()):
         print("\n".join(table(name, variants)), end="\n\n")

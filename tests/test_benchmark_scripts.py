@@ -1,6 +1,6 @@
 """Every script under benchmarks/ names only what the library has: each `from fastformer... import NAME` in it, at
 module or function level, resolves. (Nothing imports these scripts, and ruff cannot see a missing name in a
-function-level import: benchmarks/train_throughput.py imported a removed `build_trainer` unnoticed.)"""
+function-level import: benchmarks/attention/train_throughput.py imported a removed `build_trainer` unnoticed.)"""
 
 import ast
 import importlib
@@ -47,12 +47,13 @@ def test_every_benchmark_script_loads_and_an_argparse_one_answers_help(script, m
 
 
 def test_the_full_protocol_sweep_lists_each_run_with_its_start_and_refuses_a_missing_control(tmp_path):
-    """benchmarks/pretraining_full.sh (DRY_RUN=1): a pretrained row starts from its folder, its scratch twin is built
+    """benchmarks/pretraining/pretraining_full.sh (DRY_RUN=1): a pretrained row starts from its folder, its scratch
+    twin is built
     from that folder's encoder fields and tokenizer; the softmax control needs its pretrained folder first."""
     import os
     import subprocess
 
-    script = BENCHMARKS / "pretraining_full.sh"
+    script = BENCHMARKS / "pretraining" / "pretraining_full.sh"
     env = dict(os.environ, DRY_RUN="1", SEEDS="1", SOFTMAX_PRETRAINED="pretrained/fastformer-imdb-clm")
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
 
@@ -83,7 +84,8 @@ def test_the_full_protocol_sweep_lists_each_run_with_its_start_and_refuses_a_mis
         " --max-length", " --architecture softmax --max-length"
     )
     assert "--binary-threshold" not in control
-    assert {p.name.split("-")[0] for p in (ROOT / "benchmarks/results/classification-full").glob("*nbsvm*")} >= {
+    full = ROOT / "benchmarks/classification/results/classification-full"
+    assert {p.name.split("-")[0] for p in full.glob("*nbsvm*")} >= {
         "imdb2",
         "imdb8",
         "yelp5",
@@ -98,12 +100,13 @@ def test_the_full_protocol_sweep_lists_each_run_with_its_start_and_refuses_a_mis
 
 
 def test_the_probe_sweep_runs_from_any_pretrained_folder_without_kept_points():
-    """benchmarks/pretraining_probes.sh (DRY_RUN=1) with POINT_DIR: a probe from a shipped folder (no kept points of
+    """benchmarks/pretraining/pretraining_probes.sh (DRY_RUN=1) with POINT_DIR: a probe from a shipped folder (no
+    kept points of
     its run; the script used to stop silently there) and its from-scratch twin, built from that folder's config."""
     import os
     import subprocess
 
-    script = BENCHMARKS / "pretraining_probes.sh"
+    script = BENCHMARKS / "pretraining" / "pretraining_probes.sh"
     env = dict(os.environ, DRY_RUN="1", RUN="runs/none", POINT_DIR="pretrained/fastformer-imdb-clm", TAG="shipped")
     env.update(EXTRA="--layer-lr-decay 0.5", SEED="2", PATH=f"{Path(sys.executable).parent}:{env['PATH']}")
     listed = subprocess.run(

@@ -1,7 +1,7 @@
 """The commands of the README and the pages it links (readme_commands.PAGES), checked without running them: each
 is either runnable as written (and then parses with today's command line, flags and values in range) or the plan
 says why not (a pattern with `...`, a file of the user's). Running them, with their durations, is
-benchmarks/readme_commands.py's job (hours: the full-data runs)."""
+benchmarks/cli/readme_commands.py's job (hours: the full-data runs)."""
 
 import json
 
@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers import ROOT, load_script
 
-readme_commands = load_script("readme_commands.py")
+readme_commands = load_script("cli/readme_commands.py")
 
 PLAN = readme_commands.plan(ROOT)  # the repository root: ../shared resolves as in the scratch folder
 FASTFORMER = [(c, reason) for c, reason in PLAN if readme_commands.arguments(c)[0] == "fastformer"]
@@ -87,9 +87,9 @@ def test_measured_durations_are_written_beside_their_commands_and_replaced_when_
     ]
 
 
-MEASURED = ROOT / "benchmarks" / "results" / "readme_commands.json"
+MEASURED = ROOT / "benchmarks" / "cli" / "results" / "readme_commands.json"
 # Runnable commands not measured yet (the full-data runs: hours each on one core, measured over sessions with
-# `OMP_NUM_THREADS=1 taskset -c 0 python benchmarks/readme_commands.py --only PATTERN`, then `--annotate`).
+# `OMP_NUM_THREADS=1 taskset -c 0 python benchmarks/cli/readme_commands.py --only PATTERN`, then `--annotate`).
 # A command leaves this list when its row is "ok"; a new README command must be measured or listed here.
 NOT_YET_MEASURED: dict[str, str] = {
     # docs/PRETRAINED-TRANSFORMER.md, a page added to the measured ones on 2026-12-04: the corpus takes minutes and

@@ -1,5 +1,5 @@
 """The tables of docs/RESULTS.md that are marked as built from committed results (`<!-- table: COMMAND -->`) are
-exactly what their commands print from benchmarks/results/ today (benchmarks/rebuild_tables.py)."""
+exactly what their commands print from benchmarks/*/results/ today (benchmarks/rebuild_tables.py)."""
 
 from tests.helpers import ROOT, load_script
 

@@ -1,4 +1,5 @@
-"""benchmarks/summarize_pretraining.py, on planted files: a probe row reads the tokens and held-out loss of the
+"""benchmarks/pretraining/summarize_pretraining.py, on planted files: a probe row reads the tokens and held-out
+loss of the
 pretraining point it started from, also for a probe tag that only extends a run's tag, and never claims zero tokens
 where no log says how many."""
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 from tests.helpers import load_script
 
-summarize_pretraining = load_script("summarize_pretraining.py")
+summarize_pretraining = load_script("pretraining/summarize_pretraining.py")
 
 
 def plant_probe(folder: Path, stem: str, accuracy: float) -> None:
@@ -41,7 +42,7 @@ def test_a_probe_tag_without_its_own_log_reads_the_run_it_extends_and_an_unknown
 def test_a_continued_run_counts_on_from_the_steps_and_tokens_of_the_folder_it_started_from(
     tmp_path, capsys, monkeypatch
 ):
-    save_pretraining_log = load_script("save_pretraining_log.py")
+    save_pretraining_log = load_script("pretraining/save_pretraining_log.py")
     shipped, continued, again = tmp_path / "shipped", tmp_path / "continued", tmp_path / "again"
     settings = {"batch_size": 32, "block_size": 256, "max_steps": 1600}
     for folder, own, start in (

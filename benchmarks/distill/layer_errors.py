@@ -7,7 +7,7 @@ Fastformer layer must beat).
     python benchmarks/distill/layer_errors.py runs/minilm-fastformer runs/distill/minilm-layerwise [...]
         [--teacher runs/minilm-softmax] [--train runs/distill-corpus.jsonl.gz] [--max-eval-texts 200]
 
-Writes benchmarks/results/distill/layer-errors.json (one row per student).
+Writes benchmarks/distill/results/layer-errors.json (one row per student).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-eval-texts", type=int, default=200)
     parser.add_argument("--block-size", type=int, default=256)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", default="benchmarks/results/distill/layer-errors.json")
+    parser.add_argument("--out", default="benchmarks/distill/results/layer-errors.json")
     parser.add_argument("--no-reference", action="store_true", help="leave out the 'no attention' row")
     args = parser.parse_args(argv)
     from fastformer.engine.init_from import pretrained_tokenizer

@@ -3,7 +3,7 @@
 # shares), 2,000 validation and 2,000 test reviews, 256 tokens, 1 epoch, bf16, one thread. Quick enough (~25 min a
 # run) to compare starts inside one session; the full protocol is finetune.sh.
 #   bash benchmarks/distill/probe.sh NAME START_FOLDER ARCHITECTURE SEED   (ARCHITECTURE nbsvm / tfidf: START ignored)
-# Writes runs/distill/probe-NAME-seedSEED and copies its metrics.json to benchmarks/results/distill/.
+# Writes runs/distill/probe-NAME-seedSEED and copies its metrics.json to benchmarks/distill/results/.
 set -euo pipefail
 name=${1:?name}; start=${2:?start folder}; architecture=${3:?fastformer, softmax, nbsvm or tfidf}; seed=${4:?seed}
 IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
@@ -15,5 +15,5 @@ case "$architecture" in nbsvm|tfidf) model=() ;; esac
 fastformer train classification --train "$IMDB" --where train:split=train --test "$IMDB" --where test:split=test \
   --label-field rating --binary-threshold 7 --max-train-examples 4000 --max-eval-examples 2000 --max-length 256 \
   --architecture "$architecture" "${model[@]}" --seed "$seed" --no-progress --output-dir "$out" ${EXTRA:-}
-mkdir -p benchmarks/results/distill
-cp "$out/metrics.json" "benchmarks/results/distill/probe-$name-seed$seed.json"
+mkdir -p benchmarks/distill/results
+cp "$out/metrics.json" "benchmarks/distill/results/probe-$name-seed$seed.json"

@@ -9,7 +9,7 @@ can be at most 1 + N / (6 d) times faster (d = 384: 1.22x at 512, 1.89x at 2,048
 the measured ratio. Each setting runs in a process of its own (its peak memory is its own): batch = batch_tokens / N
 rows (at least 1) of real IMDB text, the median of --repeats timed steps after one warm-up. Run it alone on the
 machine. Writes
-benchmarks/results/distill/speed_<machine>.json.
+benchmarks/distill/results/speed_<machine>.json.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lengths", type=int, nargs="+", default=[512, 2048, 8192])
     parser.add_argument("--batch-tokens", type=int, default=16384)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", default="benchmarks/results/distill")
+    parser.add_argument("--out", default="benchmarks/distill/results")
     parser.add_argument("--one", nargs=2, metavar=("FORM", "LENGTH"), help=argparse.SUPPRESS)  # a child process
     args = parser.parse_args(argv)
     if args.one:

@@ -1,8 +1,8 @@
 """The IMDB-2 probe table of docs/RESULTS.md ("A Fastformer from a pretrained Transformer") from the committed
-metrics files benchmarks/results/distill/probe-NAME-seedS.json: per start, test accuracy and macro-F1 (mean +- sample
+metrics files benchmarks/distill/results/probe-NAME-seedS.json: per start, test accuracy and macro-F1 (mean +- sample
 std over seeds), its seeds, and the training time of one run.
 
-    python benchmarks/distill/summarize.py [benchmarks/results/distill]
+    python benchmarks/distill/summarize.py [benchmarks/distill/results]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def table(folder: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", nargs="?", default="benchmarks/results/distill")
+    parser.add_argument("folder", nargs="?", default="benchmarks/distill/results")
     args = parser.parse_args(argv)
     print(table(Path(args.folder)))
     return 0

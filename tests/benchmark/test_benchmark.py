@@ -179,7 +179,7 @@ def test_bench_is_for_users_by_default():
 
 
 def test_a_script_s_cpu_result_names_its_threads_and_torch_and_carries_the_header(tmp_path):
-    """benchmarks/implementation_by_shape.py and causal_attention.py write through write_cpu_result."""
+    """benchmarks/attention/implementation_by_shape.py and causal_attention.py write through write_cpu_result."""
     from fastformer.benchmark.runner import write_cpu_result
 
     path = write_cpu_result(tmp_path / "out", "causal_attention", 3, tokens=8, rows=[{"n": 4}])

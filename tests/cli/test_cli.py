@@ -92,12 +92,12 @@ def test_convert_official_reports_a_missing_file(tmp_path):
 
 ROOT = Path(__file__).resolve().parents[2]
 SWEEPS = [
-    "classification_full",
-    "classification_explore",
-    "classification_neural",
-    "mind_topics",
-    "news_mind_vectors",
-    "summarization_vectors",
+    "classification/classification_full",
+    "classification/classification_explore",
+    "classification/classification_neural",
+    "news/mind_topics",
+    "news/news_mind_vectors",
+    "summarization/summarization_vectors",
 ]
 
 

@@ -76,7 +76,7 @@ def run(
     new_tokens: int = 32,
     prefill_chunk: int = 4096,
     vocab_size: int = 8000,
-    out: str | Path | None = "benchmarks/results/lm_generation_cpu",
+    out: str | Path | None = "benchmarks/lm/results/lm_generation_cpu",
     **overrides,
 ) -> dict:
     from fastformer.benchmark.runner import machine_header
@@ -109,6 +109,6 @@ if __name__ == "__main__":
     parser.add_argument("--contexts", type=int, nargs="+", default=[1024, 4096, 16384, 65536])
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--prefill-chunk", type=int, default=4096)
-    parser.add_argument("--out", default="benchmarks/results/lm_generation_cpu")
+    parser.add_argument("--out", default="benchmarks/lm/results/lm_generation_cpu")
     a = parser.parse_args()
     run(a.contexts, a.new_tokens, a.prefill_chunk, out=a.out)

@@ -111,7 +111,7 @@ def release_freed_memory() -> bool:
     Why: a CPU training step's large temporaries change size with every batch's padded length, and glibc keeps what
     they free in fragments it cannot reuse for the next, other-sized ones; a process's memory then grows step after
     step (a causal classifier at 32 x 512: ~2 GB after one step, ~12 GB after 1,000). Trimming after each step keeps it
-    flat at no measurable cost (benchmarks/memory_over_steps.py)."""
+    flat at no measurable cost (benchmarks/attention/memory_over_steps.py)."""
     trim = _malloc_trim()
     if trim is None:
         return False

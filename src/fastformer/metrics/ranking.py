@@ -10,7 +10,7 @@ ranks 1-based in candidate order), turns it into scores 1/rank and computes
 Here the scores of a model become ranks first (`rank_scores`), so the numbers are exactly those the official script
 gives for the prediction file we write. Ties: equal scores are ranked in candidate order (the earlier candidate
 gets the better rank), which makes every ranking, and so every metric, deterministic; or in an order drawn from a
-seeded generator (`tie_break`), for rankers without learning that tie often (benchmarks/news_baselines.py).
+seeded generator (`tie_break`), for rankers without learning that tie often (benchmarks/news/news_baselines.py).
 
 Impressions without labels (the test set) are skipped, as the official script skips them. An impression without
 both a click and a non-click has no AUC; MIND's own impressions always have both, but other

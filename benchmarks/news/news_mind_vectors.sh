@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# News recommendation with the paper's inputs: word-level titles with GloVe 6B-50d vectors in the news encoder,
+# otherwise benchmarks/news/news_mind.sh's setting (real MIND clicks converted from MINDRec; "category | title"; one layer
+# per encoder; Adam 1e-4; batch 32; 5 epochs; best epoch by validation AUC); and the same models with PP-Rec's
+# popularity score added (`--popularity`: each candidate's clicks in the training impressions, bucketed, scored).
+# Usage: bash benchmarks/news/news_mind_vectors.sh   (SEEDS="1 2 3"; results in benchmarks/news/results/news-mind/)
+# Table beside the rankers without learning: python benchmarks/summarize_runs.py benchmarks/news/results/news-mind
+set -euo pipefail
+DATA=${DATA:-../shared/data/mind}
+SEEDS=${SEEDS:-1 2 3}
+JOBS=${JOBS:-2}
+THREADS=${THREADS:-1}
+OUT=${OUT:-runs/news-mind-vectors}
+RESULTS=${RESULTS:-benchmarks/news/results/news-mind}
+ROOT=runs/news-mind
+# the conversion prints its counts on stdout: not in a DRY_RUN listing (whose lines are the runs alone)
+for split in valid test; do
+  [ -f $ROOT/mind-$split/behaviors.tsv ] || [ "${DRY_RUN:-0}" = 1 ] \
+    || fastformer convert-mindrec "$DATA/mindrec20_$split.json.gz" $ROOT/mind-$split
+done
+jobs() {
+  for seed in $SEEDS; do
+    for arch in fastformer softmax; do
+      run="news --train $ROOT/mind-valid --test $ROOT/mind-test --architecture $arch --news-fields category,title \
+ --epochs 5 --batch-size 32 --learning-rate 1e-4 --word-vectors glove-6b-50d --seed $seed --logging-steps 5"
+      echo "news-$arch-glove-seed$seed $run"
+      echo "news-$arch-glove-popularity-seed$seed $run --popularity"
+    done
+  done
+}
+source "$(dirname "$0")/../run_sweep.sh"
+jobs | grep -E "^(${ONLY:-.*}) " | sweep  # ONLY='NAME|NAME': just these runs
