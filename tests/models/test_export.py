@@ -110,3 +110,91 @@ def test_the_torchscript_onnx_exporter_is_refused_with_the_way_that_works(tmp_pa
     ids = torch.randint(5, 50, (2, 9))
     with pytest.raises(RuntimeError, match=r"dynamo=True\) or `fastformer export DIR OUT --onnx`"):
         torch.onnx.export(Logits(), (ids, torch.ones_like(ids)), str(tmp_path / "m.onnx"), dynamo=False)
+
+
+def _causal_lm(**extra):
+    torch.manual_seed(0)
+    config = FastformerConfig(
+        vocab_size=50, hidden_size=16, num_attention_heads=2, intermediate_size=16, num_hidden_layers=2,
+        max_position_embeddings=64, causal=True, **extra,
+    )  # fmt: skip
+    return FastformerForCausalLM(config).eval()
+
+
+def _states_equal(got, expected) -> None:
+    torch.testing.assert_close(got.seen_tokens, expected.seen_tokens)
+    for ours, theirs in zip(got.states, expected.states, strict=True):
+        for a, b in zip(ours, theirs, strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_the_decoding_state_is_a_pytree_that_exported_programs_take_and_return(tmp_path):
+    """FastformerCache is a registered pytree: torch.export takes it as an input (its tensors named per depth) and
+    returns it; a prefill program (from an empty cache) and a decode program (one token on a filled cache) equal
+    eager decoding, and a saved program loads and runs with the cache as it is."""
+    import copy
+
+    from fastformer.models.fastformer.cache import FastformerCache
+
+    model = _causal_lm()
+    prompt = _inputs(2, 9, 0)  # row 0 padded at the end, as the export tests do
+
+    def step(cache, **inputs):
+        return model(**inputs, cache=cache, use_cache=True)
+
+    with torch.no_grad():
+        eager = step(FastformerCache(2), **prompt)
+    prefill = torch.export.export(model, (), dict(prompt, cache=FastformerCache(2), use_cache=True))
+    got = prefill.module()(**prompt, cache=FastformerCache(2), use_cache=True)
+    torch.testing.assert_close(got.logits, eager.logits, rtol=1e-5, atol=1e-6)
+    _states_equal(got.cache, eager.cache)
+
+    token = dict(
+        input_ids=torch.tensor([[7], [8]]),
+        attention_mask=torch.cat([prompt["attention_mask"], torch.ones(2, 1, dtype=torch.long)], dim=1),
+    )
+    with torch.no_grad():
+        expected = step(copy.deepcopy(eager.cache), **token)
+    decode = torch.export.export(model, (), dict(token, cache=copy.deepcopy(eager.cache), use_cache=True))
+    names = [spec.arg.name for spec in decode.graph_signature.input_specs if spec.kind.name == "USER_INPUT"]
+    assert "cache_seen_tokens" in names and "cache_states_1_key_global" in names, names
+    torch.export.save(decode, tmp_path / "decode.pt2")
+    loaded = torch.export.load(tmp_path / "decode.pt2").module()
+    for program in (decode.module(), loaded):
+        got = program(**token, cache=copy.deepcopy(eager.cache), use_cache=True)
+        torch.testing.assert_close(got.logits, expected.logits, rtol=1e-5, atol=1e-6)
+        _states_equal(got.cache, expected.cache)
+        assert got.cache.seen_tokens.tolist() == [7, 10]  # real tokens read per row: the position of the next
+
+
+def test_the_summarizers_decoding_state_is_a_pytree_too():
+    """FastformerSeq2SeqCache (the Fastformer decoder's state plus the source's cross-attention keys and values)
+    flattens and unflattens whole, and an exported decode step with it equals eager decoding."""
+    import copy
+
+    import torch.utils._pytree as pytree
+
+    from fastformer.models.fastformer.modeling_seq2seq import FastformerForConditionalGeneration
+
+    torch.manual_seed(0)
+    config = FastformerConfig(
+        vocab_size=50, hidden_size=16, num_attention_heads=2, intermediate_size=16, num_hidden_layers=1,
+        decoder_layers=2, max_position_embeddings=64, decoder_type="fastformer", decoder_start_token_id=2,
+    )  # fmt: skip
+    model = FastformerForConditionalGeneration(config).eval()
+    source = _inputs(2, 9, 0)
+    start = dict(source, decoder_input_ids=torch.tensor([[2], [2]]), use_cache=True)
+    with torch.no_grad():
+        first = model(**start)
+    cache = first.cache
+    leaves, spec = pytree.tree_flatten(cache)
+    rebuilt = pytree.tree_unflatten(leaves, spec)
+    assert type(rebuilt) is type(cache) and len(rebuilt.memory_kv) == 2
+    _states_equal(rebuilt, cache)
+    step = dict(source, decoder_input_ids=torch.tensor([[5], [6]]), encoder_outputs=(first.encoder_last_hidden_state,))
+    with torch.no_grad():
+        expected = model(**step, cache=copy.deepcopy(cache), use_cache=True)
+    program = torch.export.export(model, (), dict(step, cache=copy.deepcopy(cache), use_cache=True))
+    got = program.module()(**step, cache=copy.deepcopy(cache), use_cache=True)
+    torch.testing.assert_close(got.logits, expected.logits, rtol=1e-5, atol=1e-6)
+    _states_equal(got.cache, expected.cache)

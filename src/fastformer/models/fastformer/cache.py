@@ -5,6 +5,8 @@ Transformers (version 5) holds a recurrent model's state in a `Cache` of recurre
 `generate()`, beam search, a returned cache passed back to `generate()` and code that inspects a cache
 (`cache.layers[i].recurrent_states`, `cache.is_linear`, `reorder_cache`) work as with transformers' own models.
 Assisted decoding (an assistant model, prompt lookup; transformers >= 5.25) rolls the state back with `crop`.
+It is also a registered pytree (`register_decoding_state`): `torch.export` takes a cache as a program's input and
+returns it as its output, each depth's tensors named (`cache_states_0_query_lse`, ...).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 import torch
+import torch.utils._pytree as pytree  # torch's registration API for types that torch.export flattens
 from transformers.cache_utils import Cache, LinearAttentionLayer
 from transformers.generation import GenerationMode
 
@@ -221,6 +224,47 @@ class FastformerCache(Cache):
         if self.seen_tokens is not None:
             tensors.append(self.seen_tokens)
         return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def register_decoding_state(cls: type[FastformerCache], extra: tuple[str, ...] = ()) -> None:
+    """Register `cls` as a pytree, so that `torch.export` takes a cache as a program's input and returns one as its
+    output: its leaves are `seen_tokens` (B,), each depth's `CausalPoolState` (None before the first token) and the
+    attributes named in `extra` (the seq2seq cache's `memory_kv`); the number of depths is the tree's context. Not
+    carried: the count of columns read (padding included) and the starts kept for a rollback, which serve
+    `generate()`'s bookkeeping: a cache rebuilt from its leaves counts columns from 0 and has no rollback record.
+    A program saved with `torch.export.save` loads (`torch.export.load`) where fastformer is imported."""
+    fields = ("seen_tokens", "states", *extra)
+
+    def children(cache: FastformerCache) -> list:
+        # each depth's state as a dict (its fields name the program's inputs; a dict needs no registration to save)
+        states = [None if state is None else state._asdict() for state in cache.states]
+        return [cache.seen_tokens, states, *(getattr(cache, name) for name in extra)]
+
+    def unflatten(values, num_layers: int) -> FastformerCache:
+        cache = cls(num_layers)
+        cache.seen_tokens = values[0]
+        for depth, state in enumerate(values[1]):
+            cache.states[depth] = None if state is None else CausalPoolState(**state)
+        for name, value in zip(extra, values[2:], strict=True):
+            setattr(cache, name, value)
+        return cache
+
+    # a saved program keeps its example inputs, a cache among them; torch.export.load reads them with torch.load's
+    # weights_only unpickler, which takes only allowed classes: these two hold tensors and counts, no code
+    torch.serialization.add_safe_globals([cls, FastformerStateLayer])
+    pytree.register_pytree_node(
+        cls,
+        lambda cache: (children(cache), len(cache.layers)),
+        unflatten,
+        serialized_type_name=f"{cls.__module__}.{cls.__qualname__}",
+        flatten_with_keys_fn=lambda cache: (
+            [(pytree.GetAttrKey(name), child) for name, child in zip(fields, children(cache), strict=True)],
+            len(cache.layers),
+        ),
+    )
+
+
+register_decoding_state(FastformerCache)
 
 
 def check_assisted_generation(model, generation_mode: GenerationMode, keeps_state: bool) -> None:

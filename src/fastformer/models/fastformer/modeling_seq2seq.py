@@ -12,7 +12,12 @@ from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
 from transformers.models.bart.modeling_bart import BartDecoder, shift_tokens_right
 
 from fastformer.layers.decoder import FastformerDecoder
-from fastformer.models.fastformer.cache import FastformerCache, columns_to_read, needs_recording_cache
+from fastformer.models.fastformer.cache import (
+    FastformerCache,
+    columns_to_read,
+    needs_recording_cache,
+    register_decoding_state,
+)
 from fastformer.models.fastformer.configuration_fastformer import FastformerConfig
 from fastformer.models.fastformer.modeling_fastformer import (
     FastformerModel,
@@ -67,6 +72,9 @@ class FastformerSeq2SeqCache(FastformerCache):
     def reset(self) -> None:
         super().reset()
         self.memory_kv = None
+
+
+register_decoding_state(FastformerSeq2SeqCache, extra=("memory_kv",))
 
 
 def fastformer_decoder(config: FastformerConfig) -> FastformerDecoder:
