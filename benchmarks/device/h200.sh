@@ -10,8 +10,10 @@
 # folder in float16, the corpus cut to fit, the baselines' wheels. Writes into $OUT (default runs/device):
 # log.txt, results.tar.gz (bench files, both stages' metrics, logs, plots, configs), student-N.safetensors.
 # DRY=1: the same steps at toy size on this machine's CPU (checks the script before a lease is spent on it).
-# PARTS="tests bench distill" (default: all three): the parts to run; e.g. PARTS="tests distill" gives the
+# PARTS="tests bench speed distill" (default: all): the parts to run; e.g. PARTS="tests speed distill" gives the
 # distillation the bench's ~2 minutes once the sweep is measured (benchmarks/attention/results/gpu-h200/).
+# speed: issue 44's teacher-against-student speed (benchmarks/distill/speed.py: a fine-tuning step and inference of
+# MiniLM in both forms at 512, 2,048 and 8,192 tokens, bf16 autocast, peak GPU memory), into results.tar.gz.
 # Measured in the lease of 2026-12-04 (H200, torch 2.11): tests 34 s, each bench dtype over its time box (the runner
 # has since stopped losing a training sweep to the first step's one-time cost), distillation 11.7 steps/s at batch
 # 128 x 256 (about 240k real tokens/s) after ~30 s of reading and converting per stage.
@@ -46,7 +48,7 @@ else
   minutes=(); dtypes=(float32 bfloat16)
 fi
 
-PARTS=${PARTS:-tests bench distill}
+PARTS=${PARTS:-tests bench speed distill}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 
 tests=0
@@ -68,6 +70,15 @@ for dtype in "${dtypes[@]}"; do
     --out "$WORK/bench" >>"$LOG" 2>&1
   say "bench $dtype exit $?"
 done
+fi
+
+if part speed; then
+  say "speed: teacher against student"
+  lengths_speed=(--lengths 512 2048 8192)
+  [ "${DRY:-0}" = 1 ] && lengths_speed=(--lengths 64 --batch-tokens 128 --repeats 1)
+  timeout 120 "$PY" benchmarks/distill/speed.py --device "$device" --model .gpu/minilm --texts .gpu/corpus.jsonl.xz \
+    "${lengths_speed[@]}" --out "$WORK/bench" >>"$LOG" 2>&1
+  say "speed exit $?"
 fi
 
 part distill || { (cd "$WORK" && tar czf "$OUT/results.tar.gz" bench); say "done"; exit 0; }

@@ -3,13 +3,14 @@ autocast) and inference, tokens per second and peak memory, for all-MiniLM-L6-v2
 form = the teacher; the Fastformer form = the student), both with positions extended to the longest length.
 
     OMP_NUM_THREADS=2 python benchmarks/distill/speed.py [--lengths 512 2048 8192] [--batch-tokens 16384]
+    python benchmarks/distill/speed.py --device cuda --model .gpu/minilm --texts corpus.jsonl   (a lent GPU)
 
 Per layer the teacher costs 24 N d^2 + 4 N^2 d multiply-adds and the student 24 N d^2 (+ O(N d)), so the student
 can be at most 1 + N / (6 d) times faster (d = 384: 1.22x at 512, 1.89x at 2,048, 4.56x at 8,192); printed beside
 the measured ratio. Each setting runs in a process of its own (its peak memory is its own): batch = batch_tokens / N
-rows (at least 1) of real IMDB text, the median of --repeats timed steps after one warm-up. Run it alone on the
-machine. Writes
-benchmarks/distill/results/speed_<machine>.json.
+rows (at least 1) of real IMDB text (--texts: any JSON Lines file of {"text"}), the median of --repeats timed steps
+after one warm-up; on a GPU each step is synchronised and the peak is the GPU's allocated memory. Run it alone on the
+machine. Writes benchmarks/distill/results/speed_<machine>.json.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import gzip
 import importlib.util
 import json
+import lzma
 import resource
 import statistics
 import sys
@@ -30,11 +32,16 @@ import torch
 IMDB_UNSUP = "../shared/data/imdb/imdb_unsup.jsonl.gz"
 
 
-def text_ids(tokenizer, length: int, rows: int) -> torch.Tensor:
+def open_texts(path: str):
+    opener = gzip.open if path.endswith(".gz") else lzma.open if path.endswith(".xz") else open
+    return opener(path, "rt", encoding="utf-8")
+
+
+def text_ids(tokenizer, length: int, rows: int, texts: str = IMDB_UNSUP) -> torch.Tensor:
     """(rows, length) ids of real reviews joined end to end ([CLS] first, [SEP] last)."""
     needed = rows * length
     ids: list[int] = []
-    with gzip.open(IMDB_UNSUP, "rt") as f:
+    with open_texts(texts) as f:
         for line in f:
             ids += tokenizer(json.loads(line)["text"], add_special_tokens=False)["input_ids"]
             if len(ids) >= needed:
@@ -45,12 +52,17 @@ def text_ids(tokenizer, length: int, rows: int) -> torch.Tensor:
     return torch.cat([cls, body, sep], 1)
 
 
-def timed(fn, repeats: int) -> float:
-    fn()  # warm-up
+def timed(fn, repeats: int, device: str = "cpu") -> float:
+    def run():
+        fn()
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+    run()  # warm-up
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        fn()
+        run()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -59,39 +71,45 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(model, ids: torch.Tensor, repeats: int) -> dict:
-    labels = torch.zeros(ids.shape[0], dtype=torch.long)
+def measure(model, ids: torch.Tensor, repeats: int, device: str = "cpu") -> dict:
+    kind = torch.device(device).type
+    model, ids = model.to(device), ids.to(device)
+    labels = torch.zeros(ids.shape[0], dtype=torch.long, device=device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
 
     def step():
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(kind, dtype=torch.bfloat16):
             loss = model(input_ids=ids, labels=labels).loss
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
     def infer():
-        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.no_grad(), torch.autocast(kind, dtype=torch.bfloat16):
             model(input_ids=ids)
 
     model.train()
-    train_s = timed(step, repeats)
+    train_s = timed(step, repeats, device)
     model.eval()
-    infer_s = timed(infer, repeats)
+    infer_s = timed(infer, repeats, device)
     tokens = ids.numel()
     return dict(train_tokens_per_s=round(tokens / train_s, 1), inference_tokens_per_s=round(tokens / infer_s, 1))
 
 
-def one_setting(form: str, length: int, batch_tokens: int, repeats: int) -> dict:
+def one_setting(
+    form: str, length: int, batch_tokens: int, repeats: int, device: str = "cpu", source: str | None = None,
+    texts: str = IMDB_UNSUP,
+) -> dict:
     """One (model, length) measured in this process (its peak memory is this setting's alone)."""
     from transformers import AutoTokenizer
 
     from fastformer.convert_bert import convert_bert, read_bert
     from fastformer.models.fastformer import FastformerForSequenceClassification
 
-    zip_path = Path(importlib.util.find_spec("all_minilm_l6_v2").submodule_search_locations[0]) / "model.zip"
+    if source is None:  # the package's model.zip
+        source = str(Path(importlib.util.find_spec("all_minilm_l6_v2").submodule_search_locations[0]) / "model.zip")
     with tempfile.TemporaryDirectory() as scratch:
-        bert = read_bert(zip_path, Path(scratch))
+        bert = read_bert(source, Path(scratch))
         tokenizer = AutoTokenizer.from_pretrained(str(bert.folder))
         encoder = convert_bert(bert, form, max_positions=max(length, 512))
     config = encoder.config
@@ -100,10 +118,14 @@ def one_setting(form: str, length: int, batch_tokens: int, repeats: int) -> dict
     model.fastformer.load_state_dict(encoder.state_dict())
     del encoder
     batch = max(1, batch_tokens // length)
-    ids = text_ids(tokenizer, length, batch)
+    ids = text_ids(tokenizer, length, batch, texts)
     before = peak_rss_mib()
-    row = dict(model=form, length=length, batch=batch, **measure(model, ids, repeats))
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+    row = dict(model=form, length=length, batch=batch, **measure(model, ids, repeats, device))
     row.update(peak_rss_mib=round(peak_rss_mib(), 1), rss_before_steps_mib=round(before, 1))
+    if device.startswith("cuda"):
+        row["peak_gpu_mib"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     return row
 
 
@@ -113,10 +135,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-tokens", type=int, default=16384)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default="benchmarks/distill/results")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--model", help="the BERT folder or .zip (default: the package's model.zip)")
+    parser.add_argument("--texts", default=IMDB_UNSUP, help="JSON Lines of {'text'} (.gz / .xz too)")
     parser.add_argument("--one", nargs=2, metavar=("FORM", "LENGTH"), help=argparse.SUPPRESS)  # a child process
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(one_setting(args.one[0], int(args.one[1]), args.batch_tokens, args.repeats)))
+        row = one_setting(
+            args.one[0], int(args.one[1]), args.batch_tokens, args.repeats, args.device, args.model, args.texts
+        )
+        print(json.dumps(row))
         return 0
     import subprocess
 
@@ -124,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     for form in ("softmax", "fastformer"):
         for length in args.lengths:
             child = [sys.executable, __file__, "--one", form, str(length), "--batch-tokens", str(args.batch_tokens),
-                     "--repeats", str(args.repeats)]  # fmt: skip
+                     "--repeats", str(args.repeats), "--device", args.device, "--texts", args.texts,
+                     *(["--model", args.model] if args.model else [])]  # fmt: skip
             done = subprocess.run(child, capture_output=True, text=True, check=True)
             rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(json.dumps(rows[-1]), file=sys.stderr)
@@ -143,9 +172,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     from fastformer.benchmark.runner import machine_header
 
-    header = machine_header("bfloat16 autocast", "cpu")
+    header = machine_header("bfloat16 autocast", args.device)
     result = dict(machine=header, batch_tokens=args.batch_tokens, rows=rows, student_over_teacher=ratios)
-    name = f"speed_cpu{torch.get_num_threads()}t_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
+    kind = "cuda" if args.device.startswith("cuda") else f"cpu{torch.get_num_threads()}t"
+    name = f"speed_{kind}_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / name).write_text(json.dumps(result, indent=1))
     for r in ratios:
