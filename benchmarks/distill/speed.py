@@ -97,7 +97,12 @@ def measure(model, ids: torch.Tensor, repeats: int, device: str = "cpu") -> dict
 
 
 def one_setting(
-    form: str, length: int, batch_tokens: int, repeats: int, device: str = "cpu", source: str | None = None,
+    form: str,
+    length: int,
+    batch_tokens: int,
+    repeats: int,
+    device: str = "cpu",
+    source: str | None = None,
     texts: str = IMDB_UNSUP,
 ) -> dict:
     """One (model, length) measured in this process (its peak memory is this setting's alone)."""
