@@ -68,8 +68,6 @@ def test_every_path_gives_the_same_values_forward_and_backward(sharing):
 
 
 def test_refused_where_it_cannot_work():
-    with pytest.raises(ValueError, match="local_mixing is for bidirectional layers"):
-        FastformerAttention(24, 3, local_mixing=3, causal=True)
     config = FastformerConfig(vocab_size=50, hidden_size=16, num_attention_heads=2, local_mixing=3)
     config.attention_type = "softmax"
     with pytest.raises(ValueError, match="the softmax mixer does not take it"):
@@ -89,3 +87,80 @@ def test_a_folder_without_it_fine_tunes_with_it_from_the_same_outputs(tmp_path):
     ids = torch.tensor([[5, 6, 7, 8, 9], [5, 6, 7, 0, 0]])
     with torch.no_grad():
         torch.testing.assert_close(after.eval()(ids).logits, before(ids).logits)
+
+
+def test_the_causal_convolution_equals_its_reference_and_reads_in_pieces_as_in_one():
+    """Causal: a token mixes itself and the kernel - 1 before it (identity: the last tap); `step` carries the last
+    inputs, so a sequence read in pieces (1, 3 and 4 columns) gives what it gives in one piece, padding included."""
+    torch.manual_seed(0)
+    x = torch.randn(3, 8, 6, dtype=torch.float64)
+    mask = torch.tensor([[1] * 8, [1] * 5 + [0] * 3, [0] * 2 + [1] * 6], dtype=torch.bool)
+    conv = ShortConvolution(6, 3, causal=True).double()
+    assert torch.equal(conv(x, mask)[mask], x[mask])
+    randomised(conv)
+    whole = conv(x, mask)
+    reference = short_convolution_reference(x, conv.weight, mask, causal=True)
+    torch.testing.assert_close(whole[mask], reference[mask])
+    tail, pieces = None, []
+    for start, end in ((0, 1), (1, 4), (4, 8)):
+        y, tail = conv.step(x[:, start:end], mask[:, start:end], tail)
+        pieces.append(y)
+    torch.testing.assert_close(torch.cat(pieces, 1)[mask], whole[mask])
+    assert torch.autograd.gradcheck(lambda t: conv(t, mask), (x.clone().requires_grad_(),))
+
+
+def _causal_lm(local_mixing: int, seed: int = 0):
+    from fastformer import FastformerForCausalLM
+
+    torch.manual_seed(seed)
+    config = FastformerConfig(
+        vocab_size=61, hidden_size=32, num_attention_heads=4, intermediate_size=64, num_hidden_layers=2,
+        layer_sharing=False, query_value_sharing=False, norm_position="pre", hidden_dropout_prob=0.0,
+        max_position_embeddings=128, initializer_range=0.3, pad_token_id=0, bos_token_id=1, eos_token_id=None,
+        causal=True, local_mixing=local_mixing,
+    )  # fmt: skip
+    return FastformerForCausalLM(config).eval()
+
+
+@pytest.mark.parametrize("mode", [dict(do_sample=False), dict(do_sample=False, num_beams=3)], ids=["greedy", "beam"])
+def test_a_causal_language_model_with_local_mixing_decodes_through_its_state(mode):
+    """The decoding state carries the convolutions' last inputs: generate() with the state equals generate() that
+    re-reads the whole prefix every step (greedy, beam search: the tails follow their rows), and a left-padded row
+    generates what it generates alone. At initialisation the model equals the same one without local mixing."""
+    plain, mixed = _causal_lm(0), _causal_lm(3)
+    mixed.load_state_dict(plain.state_dict(), strict=False)  # the same weights, identity convolutions
+    ids = torch.randint(3, 61, (2, 9), generator=torch.Generator().manual_seed(1))
+    torch.testing.assert_close(mixed(ids).logits, plain(ids).logits, rtol=0, atol=0)
+    randomised(mixed)
+    cached = mixed.generate(ids, max_new_tokens=12, **mode)
+    recomputed = mixed.generate(ids, max_new_tokens=12, use_cache=False, **mode)
+    assert torch.equal(cached, recomputed)
+    short = ids[1:, 4:]
+    batch = torch.cat([ids[:1], torch.cat([torch.zeros(1, 4, dtype=torch.long), short], 1)])
+    together = mixed.generate(batch, attention_mask=(batch != 0).long(), max_new_tokens=8, do_sample=False)
+    assert torch.equal(together[1, 4:], mixed.generate(short, max_new_tokens=8, do_sample=False)[0])
+
+
+def test_a_causal_language_model_with_local_mixing_exports_with_its_state():
+    """The exported prefill / decode programs carry the tails as state tensors (`conv_tail_I_D`) and decode what
+    generate() does; the registered pytree carries them too."""
+    from fastformer.models.fastformer.exportable import conv_tails, export_causal_lm, greedy_decode, state_names
+
+    model = randomised(_causal_lm(3))
+    assert conv_tails(model.config) == 3 and "conv_tail_2_1" in state_names(2, 3)
+    prompt = torch.randint(3, 61, (2, 7), generator=torch.Generator().manual_seed(2))
+    mask = torch.ones_like(prompt)
+    prefill, decode = export_causal_lm(model)
+    exported = greedy_decode(prefill.module(), decode.module(), prompt, mask, max_new_tokens=6)
+    assert torch.equal(exported, model.generate(prompt, attention_mask=mask, max_new_tokens=6, do_sample=False))
+    import torch.utils._pytree as pytree
+
+    from fastformer.models.fastformer.cache import FastformerCache
+
+    out = model(prompt, attention_mask=mask, cache=FastformerCache(2), use_cache=True)
+    leaves, spec = pytree.tree_flatten(out.cache)
+    rebuilt = pytree.tree_unflatten(leaves, spec)
+    assert len(leaves) == 1 + 2 * (4 + 3)  # seen_tokens, then per depth the pooled four and three tails
+    assert all(
+        torch.equal(a, b) for a, b in zip(rebuilt.states[1].conv_tails, out.cache.states[1].conv_tails, strict=True)
+    )

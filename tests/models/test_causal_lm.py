@@ -123,10 +123,10 @@ def test_the_cache_is_a_transformers_cache_of_recurrent_state_layers():
     query_lse, query_global, key_lse, key_global = (cache.get_recurrent_state(0, i) for i in range(4))
     heads, size = model.config.num_attention_heads, model.config.hidden_size // model.config.num_attention_heads
     assert query_lse.shape == key_lse.shape == (2, heads) and query_global.shape == key_global.shape == (2, heads, size)
-    before = [t.clone() for t in cache.states[1]]
+    before = [t.clone() for t in cache.states[1].tensors()]
     seen = cache.seen_tokens.clone()
     cache.reorder_cache(torch.tensor([1, 0]))  # beam search's reordering moves every tensor and the token count
-    for moved, original in zip(cache.states[1], before, strict=True):
+    for moved, original in zip(cache.states[1].tensors(), before, strict=True):
         torch.testing.assert_close(moved, original.flip(0))
     assert torch.equal(cache.seen_tokens, seen.flip(0))
     with pytest.raises(NotImplementedError, match="cannot be cropped"):
@@ -147,7 +147,7 @@ def test_state_size_is_fixed_whatever_the_context():
     assert sizes[0] == cfg.num_hidden_layers * per_layer + 8  # + one int64 token count per sequence
     # and the memory behind it: the state is not a view that keeps every position's tensors of the prefill alive
     cache = model(prompts(1, 1000), use_cache=True).cache
-    assert sum(t.untyped_storage().nbytes() for state in cache.states for t in state) + 8 == sizes[0]
+    assert sum(t.untyped_storage().nbytes() for state in cache.states for t in state.tensors()) + 8 == sizes[0]
 
 
 def test_loss_is_shifted_next_token_cross_entropy_ignoring_minus_100():

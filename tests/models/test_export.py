@@ -124,7 +124,7 @@ def _causal_lm(**extra):
 def _states_equal(got, expected) -> None:
     torch.testing.assert_close(got.seen_tokens, expected.seen_tokens)
     for ours, theirs in zip(got.states, expected.states, strict=True):
-        for a, b in zip(ours, theirs, strict=True):
+        for a, b in zip(ours.tensors(), theirs.tensors(), strict=True):
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 

@@ -142,10 +142,10 @@ def test_state_size_does_not_grow_with_the_sequence():
         return state
 
     short, long = state_after(3), state_after(600)
-    nbytes = [sum(t.numel() * t.element_size() for t in s) for s in (short, long)]
+    nbytes = [sum(t.numel() * t.element_size() for t in s.tensors()) for s in (short, long)]
     assert nbytes[0] == nbytes[1] == 2 * H * (D + 1) * 4
     _, parallel_state = causal_fastformer_attention(q, k, v, w_q, w_k)
-    assert [t.shape for t in parallel_state] == [t.shape for t in long]
+    assert [t.shape for t in parallel_state.tensors()] == [t.shape for t in long.tensors()]
 
 
 def test_left_padded_sequence_equals_the_sequence_alone():

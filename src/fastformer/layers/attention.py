@@ -139,8 +139,9 @@ class FastformerAttention(nn.Module):
             teacher's input: normalised output error 0.17-0.90 without it, 1.2-2.4 with it; docs/RESULTS.md).
         local_mixing: 0 (the paper) or an odd kernel size: q, k and v each pass a depthwise convolution over that many
             neighbouring tokens after their projections (`ShortConvolution`: identity at initialisation, padding never
-            mixed in). Not in the paper; bidirectional layers only; the fused block (which projects inside its
-            kernel) does not take it, "auto" then uses the fused pooling op.
+            mixed in). Not in the paper. In a causal layer the convolutions are causal (the token and the ones before
+            it) and the decoding state carries their last inputs. The fused block (which projects inside its kernel)
+            does not take it, "auto" then uses the fused pooling op.
         implementation: which path computes it (same values; `IMPLEMENTATIONS`): "auto" (default) takes the
             fastest the configuration allows: with the product interaction, query-value sharing and the full
             transform (both presets) the whole block as one autograd Function, "fused_block"
@@ -178,11 +179,6 @@ class FastformerAttention(nn.Module):
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-        if causal and local_mixing:
-            raise ValueError(
-                "local_mixing is for bidirectional layers: a causal layer's decoding state does not carry the "
-                "convolution's last tokens (set local_mixing=0)"
-            )
         if causal and interaction == "concat":
             raise ValueError("the causal attention supports interaction 'product' or 'add', not 'concat'")
         if head_sharing and (scoring != "per_head" or transform != "per_head"):
@@ -223,19 +219,36 @@ class FastformerAttention(nn.Module):
         self.output_dense = nn.Linear(hidden_size, hidden_size, bias=bias) if output_dense else None
         self.local_mixing = local_mixing
         if local_mixing:  # one convolution per projection (the value's is the query's under query-value sharing)
-            self.query_conv = ShortConvolution(hidden_size, local_mixing)
-            self.key_conv = ShortConvolution(hidden_size, local_mixing)
-            self.value_conv = None if query_value_sharing else ShortConvolution(hidden_size, local_mixing)
+            self.query_conv = ShortConvolution(hidden_size, local_mixing, causal)
+            self.key_conv = ShortConvolution(hidden_size, local_mixing, causal)
+            self.value_conv = None if query_value_sharing else ShortConvolution(hidden_size, local_mixing, causal)
 
     def projections(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None):
         """(q, k, v), each (B, N, hidden): the projections, through the local-mixing convolutions when there are."""
+        return self.causal_projections(hidden_states, mask)[:3]
+
+    def causal_projections(
+        self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None, tails: tuple | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple | None]:
+        """(q, k, v, tails): the projections after earlier columns whose convolution inputs are `tails` (a causal
+        layer's state; None: the start), and the tails after these columns (None without local mixing, and in a
+        bidirectional layer, whose centred windows carry nothing)."""
         query = self.query(hidden_states)
         key = self.key(hidden_states)
         value = None if self.value is None else self.value(hidden_states)
-        if self.local_mixing:
-            query, key = self.query_conv(query, mask), self.key_conv(key, mask)
-            value = None if value is None else self.value_conv(value, mask)
-        return query, key, query if value is None else value
+        if not self.local_mixing:
+            return query, key, query if value is None else value, None
+        convs = [c for c in (self.query_conv, self.key_conv, self.value_conv) if c is not None]
+        inputs = [t for t in (query, key, value) if t is not None]
+        if not self.causal:  # centred windows over the whole sequence: nothing to carry
+            mixed, new_tails = [c(x, mask) for c, x in zip(convs, inputs, strict=True)], None
+        else:
+            tails = tails if tails is not None else (None,) * len(convs)
+            steps = [c.step(x, mask, tail) for c, x, tail in zip(convs, inputs, tails, strict=True)]
+            mixed, new_tails = [y for y, _ in steps], tuple(t for _, t in steps)
+        query, key = mixed[0], mixed[1]
+        value = mixed[2] if len(mixed) > 2 else query
+        return query, key, value, new_tails
 
     def scoring_weights(self, which: str) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The op's (w, b) for `which` in {"query", "key"}: w (H, D) per head, or (H, H, D) for full scoring."""
@@ -360,7 +373,8 @@ class FastformerAttention(nn.Module):
         if implementation == "fused_block":
             return self._fused_block(hidden_states, mask)
         B, N, C = hidden_states.shape
-        mixed_query, mixed_key, mixed_value = self.projections(hidden_states, mask)  # (B, N, C) each
+        tails = None if state is None else state.conv_tails
+        mixed_query, mixed_key, mixed_value, tails = self.causal_projections(hidden_states, mask, tails)  # (B, N, C)
         w_q, b_q = self.scoring_weights("query")
         w_k, b_k = self.scoring_weights("key")
         new_state = None
@@ -370,6 +384,7 @@ class FastformerAttention(nn.Module):
                 for t in (mixed_query, mixed_key, mixed_value)
             )
             u, new_state = self._causal_attention(q, k, v, w_q, b_q, w_k, b_k, mask, state)
+            new_state = new_state._replace(conv_tails=tails)  # the local-mixing convolutions' last inputs, or None
             u = u.transpose(1, 2).reshape(B, N, C)
         elif implementation == "fused":  # the fused op works on (B, N, C): no transposes
             u = fastformer_attention_fused(

@@ -53,12 +53,24 @@ class CausalPoolState(NamedTuple):
     query_lse, key_lse: (B, H) log-sum-exp of the query / key scores so far (-inf before any real token).
     query_global, key_global: (B, H, D) q_g and k_g of the last real token (0 before any), in float32 for half
     inputs. Its size does not depend on how many tokens were read.
+    conv_tails: the layer's, not the op's (which ignores it): with local mixing, the last kernel - 1 inputs of each
+    causal short convolution (layers/short_convolution.py), (B, kernel - 1, hidden) each; None without.
     """
 
     query_lse: torch.Tensor
     query_global: torch.Tensor
     key_lse: torch.Tensor
     key_global: torch.Tensor
+    conv_tails: tuple[torch.Tensor, ...] | None = None
+
+    def map(self, fn) -> CausalPoolState:
+        """The state with `fn` applied to each of its tensors (the convolution tails' too)."""
+        tails = None if self.conv_tails is None else tuple(fn(t) for t in self.conv_tails)
+        return CausalPoolState(fn(self.query_lse), fn(self.query_global), fn(self.key_lse), fn(self.key_global), tails)
+
+    def tensors(self) -> list[torch.Tensor]:
+        """Every tensor of the state (the convolution tails' too)."""
+        return [self.query_lse, self.query_global, self.key_lse, self.key_global, *(self.conv_tails or ())]
 
     @classmethod
     def empty(cls, batch: int, heads: int, head_size: int, *, dtype=torch.float32, device=None) -> CausalPoolState:
@@ -68,7 +80,7 @@ class CausalPoolState(NamedTuple):
 
     def index_select(self, index: torch.Tensor) -> CausalPoolState:
         """The states of the rows in `index` (beam search reorders its hypotheses this way)."""
-        return CausalPoolState(*(t.index_select(0, index.to(t.device)) for t in self))
+        return self.map(lambda t: t.index_select(0, index.to(t.device)))
 
 
 def _tril(n: int, device) -> torch.Tensor:

@@ -34,24 +34,31 @@ def real_token_positions(real: torch.Tensor, before: torch.Tensor | None = None)
 
 def map_state_rows(state: CausalPoolState | None, fn) -> CausalPoolState | None:
     """Apply `fn` (a tensor's rows -> other rows: reorder, repeat, select) to every tensor of a state."""
-    return None if state is None else CausalPoolState(*(fn(t) for t in state))
+    return None if state is None else state.map(fn)
 
 
 class FastformerStateLayer(LinearAttentionLayer):
-    """One depth's `CausalPoolState` as a transformers recurrent-state layer: its four tensors are recurrent states
-    0-3 (query log-sum-exp (B, H), global query (B, H, D), key log-sum-exp, global key). No convolution state."""
+    """One depth's `CausalPoolState` as a transformers recurrent-state layer: its four pooled tensors are recurrent
+    states 0-3 (query log-sum-exp (B, H), global query (B, H, D), key log-sum-exp, global key); with local mixing,
+    the convolutions' last inputs are `conv_tails` (transformers' own convolution states are fixed buffers written in
+    place; these are replaced, as the pooled state is)."""
+
+    POOLED = 4  # CausalPoolState's pooled fields, before conv_tails
 
     def __init__(self):
-        super().__init__(number_of_states=len(CausalPoolState._fields))
+        super().__init__(number_of_states=self.POOLED)
+        self.conv_tails: tuple[torch.Tensor, ...] | None = None
 
     @property
     def state(self) -> CausalPoolState | None:
         if not all(self.has_previous_state.values()):
             return None
-        return CausalPoolState(*(self.recurrent_states[i] for i in range(self.number_of_states)))
+        pooled = (self.recurrent_states[i] for i in range(self.number_of_states))
+        return CausalPoolState(*pooled, conv_tails=self.conv_tails)
 
     @state.setter
     def state(self, state: CausalPoolState | None) -> None:
+        self.conv_tails = None if state is None else state.conv_tails
         for i in range(self.number_of_states):
             tensor = None if state is None else state[i]
             # assigned, not copied into a fixed buffer: beam search and a new batch change the batch size
@@ -220,7 +227,7 @@ class FastformerCache(Cache):
 
     def nbytes(self) -> int:
         """Bytes held by the state (what a key/value cache's size is compared with)."""
-        tensors = [t for s in self.states if s is not None for t in s]
+        tensors = [t for s in self.states if s is not None for t in s.tensors()]
         if self.seen_tokens is not None:
             tensors.append(self.seen_tokens)
         return sum(t.numel() * t.element_size() for t in tensors)

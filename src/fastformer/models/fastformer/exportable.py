@@ -8,7 +8,9 @@ shapes whatever the context (a softmax model's exported decoder must instead tak
 grows every step).
 
 State layout (`state_names`): seen_tokens (B,) int64, the real tokens read per sequence (the next position under
-left padding); then per depth `query_lse` (B, H), `query_global` (B, H, D), `key_lse` (B, H), `key_global` (B, H, D).
+left padding); then per depth `query_lse` (B, H), `query_global` (B, H, D), `key_lse` (B, H), `key_global` (B, H, D),
+and with local mixing the convolutions' last inputs `conv_tail_I` (B, kernel - 1, hidden), 2 (q, k; v shares q's)
+or 3 of them (`conv_tails`).
 
     prefill = torch.export.load("OUT/prefill.pt2").module()
     decode = torch.export.load("OUT/decode.pt2").module()
@@ -36,28 +38,42 @@ from fastformer.models.fastformer.cache import FastformerCache
 from fastformer.models.fastformer.modeling_seq2seq import FastformerSeq2SeqCache
 from fastformer.ops.causal import CausalPoolState
 
+POOLED = CausalPoolState._fields[:4]  # the pooled tensors of a depth's state; conv_tails come after them
 
-def state_names(num_layers: int) -> list[str]:
+
+def conv_tails(config) -> int:
+    """How many local-mixing convolution tails a depth's state carries: 0 without local mixing, else q's and k's,
+    and v's unless v shares q's projection."""
+    if not getattr(config, "local_mixing", 0):
+        return 0
+    return 2 if getattr(config, "query_value_sharing", False) else 3
+
+
+def state_names(num_layers: int, tails: int = 0) -> list[str]:
     """Names of the flat state tensors, in the programs' order."""
-    return ["seen_tokens"] + [f"{name}_{depth}" for depth in range(num_layers) for name in CausalPoolState._fields]
+    per_depth = [*POOLED, *(f"conv_tail_{i}" for i in range(tails))]
+    return ["seen_tokens"] + [f"{name}_{depth}" for depth in range(num_layers) for name in per_depth]
 
 
-def summarizer_state_names(num_layers: int) -> list[str]:
+def summarizer_state_names(num_layers: int, tails: int = 0) -> list[str]:
     """Names of what the summarizer's prefill returns after the logits: the source's cross-attention keys and values
     per decoder layer, then the decoder's state (`state_names`)."""
-    return [f"memory_{kind}_{depth}" for depth in range(num_layers) for kind in "kv"] + state_names(num_layers)
+    return [f"memory_{kind}_{depth}" for depth in range(num_layers) for kind in "kv"] + state_names(num_layers, tails)
 
 
 def flatten_state(cache: FastformerCache) -> tuple[torch.Tensor, ...]:
-    return (cache.seen_tokens, *(t for state in cache.states for t in state))
+    return (cache.seen_tokens, *(t for state in cache.states for t in state.tensors()))
 
 
-def unflatten_state(flat: tuple[torch.Tensor, ...], num_layers: int, cache: FastformerCache | None = None):
+def unflatten_state(
+    flat: tuple[torch.Tensor, ...], num_layers: int, cache: FastformerCache | None = None, tails: int = 0
+):
     cache = cache if cache is not None else FastformerCache(num_layers)
     cache.seen_tokens = flat[0]
-    width = len(CausalPoolState._fields)
+    width = len(POOLED) + tails
     for depth in range(num_layers):
-        cache.states[depth] = CausalPoolState(*flat[1 + depth * width : 1 + (depth + 1) * width])
+        values = flat[1 + depth * width : 1 + (depth + 1) * width]
+        cache.states[depth] = CausalPoolState(*values[: len(POOLED)], conv_tails=tuple(values[len(POOLED) :]) or None)
     return cache
 
 
@@ -79,10 +95,10 @@ class CausalLMDecodeStep(nn.Module):
     def __init__(self, model: nn.Module):
         super().__init__()
         self.model = model
-        self.num_layers = model.config.num_hidden_layers
+        self.num_layers, self.tails = model.config.num_hidden_layers, conv_tails(model.config)
 
     def forward(self, input_ids: torch.Tensor, *state: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        cache = unflatten_state(state, self.num_layers)
+        cache = unflatten_state(state, self.num_layers, tails=self.tails)
         out = self.model(input_ids=input_ids, cache=cache, use_cache=True)
         return (out.logits[:, -1], *flatten_state(out.cache))
 
@@ -144,11 +160,11 @@ class Seq2SeqDecodeStep(nn.Module):
     def __init__(self, model: nn.Module):
         super().__init__()
         self.model = model
-        self.num_layers = model.decoder.num_layers
+        self.num_layers, self.tails = model.decoder.num_layers, conv_tails(model.config)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, *rest: torch.Tensor):
         memory, state = rest[: 2 * self.num_layers], rest[2 * self.num_layers :]
-        cache = unflatten_state(state, self.num_layers, FastformerSeq2SeqCache(self.num_layers))
+        cache = unflatten_state(state, self.num_layers, FastformerSeq2SeqCache(self.num_layers), self.tails)
         cache.memory_kv = [(memory[2 * i], memory[2 * i + 1]) for i in range(self.num_layers)]
         embeds = self.model.get_input_embeddings()(input_ids)  # (B, 1, hidden)
         hidden, cache = self.model._decode_fastformer(embeds, None, attention_mask, cache, use_cache=True)
