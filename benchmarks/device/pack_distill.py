@@ -25,6 +25,7 @@ from pathlib import Path
 
 from safetensors.torch import load_file, save_file
 
+from fastformer.data.files import open_text
 from fastformer.data.text_corpus import read_texts
 from fastformer.engine.splits import hold_out
 from fastformer.tasks.pretrain.corpus import decontaminate, normalise_text
@@ -43,11 +44,8 @@ def pack_teacher(model_zip: Path, out: Path) -> None:
 
 
 def pack_corpus(corpus: Path, out: Path, budget_mb: float, seed: int) -> dict:
-    rows = [json.loads(line) for line in lzma.open(corpus, "rt")] if corpus.suffix == ".xz" else None
-    if rows is None:
-        import gzip
-
-        rows = [json.loads(line) for line in gzip.open(corpus, "rt", encoding="utf-8")]
+    with open_text(corpus) as lines:  # the corpus as benchmarks/distill/corpus.py writes it (JSON Lines, gzip)
+        rows = [json.loads(line) for line in lines]
     excluded = {normalise_text(t) for t in read_texts(IMDB, None, None, {"split": "test"})}
     # the CPU runs' split: decontaminated texts, then 1 % held out with the run's seed, the first 200 kept
     kept, dropped, repeats = decontaminate([r["text"] for r in rows], excluded)

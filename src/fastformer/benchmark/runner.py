@@ -98,13 +98,6 @@ def _is_oom(error: BaseException) -> bool:
     return isinstance(error, torch.OutOfMemoryError) or "out of memory" in text or "can't allocate" in text
 
 
-def timed(step) -> float:
-    """Seconds one call of `step` takes."""
-    start = time.perf_counter()
-    step()
-    return time.perf_counter() - start
-
-
 def measure_cell(
     module, call, cell: Cell, hidden: int, dtype, device, repeats: int, budget_s: float, with_memory: bool
 ) -> Cell:
@@ -123,11 +116,11 @@ def measure_cell(
         if device.startswith("cuda"):
             torch.cuda.synchronize()
 
-    first = timed(step)  # warm-up, and a first look at the cost
+    first = time_call(step, repeats=1, warmup=0)["median"]  # warm-up, and a first look at the cost
     if first > budget_s:
         # once more before calling it over budget: a process's first step can carry one-time costs (on a GPU the
         # first backward creates cuBLAS's handles: 2.5-3 s on an H200, which cut every baseline's training sweep)
-        first = timed(step)
+        first = time_call(step, repeats=1, warmup=0)["median"]
     if first > budget_s:
         cell.status, cell.median_s, cell.note = "over_budget", first, f"one step took {first:.1f}s > {budget_s}s"
         return cell

@@ -19,7 +19,7 @@ import torch.utils._pytree as pytree  # torch's registration API for types that 
 from transformers.cache_utils import Cache, LinearAttentionLayer
 from transformers.generation import GenerationMode
 
-from fastformer.ops.causal import CausalPoolState
+from fastformer.ops.causal import POOLED_FIELDS, CausalPoolState
 
 
 def real_token_positions(real: torch.Tensor, before: torch.Tensor | None = None) -> torch.Tensor:
@@ -43,10 +43,8 @@ class FastformerStateLayer(LinearAttentionLayer):
     the convolutions' last inputs are `conv_tails` (transformers' own convolution states are fixed buffers written in
     place; these are replaced, as the pooled state is)."""
 
-    POOLED = 4  # CausalPoolState's pooled fields, before conv_tails
-
     def __init__(self):
-        super().__init__(number_of_states=self.POOLED)
+        super().__init__(number_of_states=len(POOLED_FIELDS))
         self.conv_tails: tuple[torch.Tensor, ...] | None = None
 
     @property

@@ -36,9 +36,7 @@ from torch import nn
 
 from fastformer.models.fastformer.cache import FastformerCache
 from fastformer.models.fastformer.modeling_seq2seq import FastformerSeq2SeqCache
-from fastformer.ops.causal import CausalPoolState
-
-POOLED = CausalPoolState._fields[:4]  # the pooled tensors of a depth's state; conv_tails come after them
+from fastformer.ops.causal import POOLED_FIELDS, CausalPoolState
 
 
 def conv_tails(config) -> int:
@@ -51,7 +49,7 @@ def conv_tails(config) -> int:
 
 def state_names(num_layers: int, tails: int = 0) -> list[str]:
     """Names of the flat state tensors, in the programs' order."""
-    per_depth = [*POOLED, *(f"conv_tail_{i}" for i in range(tails))]
+    per_depth = [*POOLED_FIELDS, *(f"conv_tail_{i}" for i in range(tails))]
     return ["seen_tokens"] + [f"{name}_{depth}" for depth in range(num_layers) for name in per_depth]
 
 
@@ -70,10 +68,11 @@ def unflatten_state(
 ):
     cache = cache if cache is not None else FastformerCache(num_layers)
     cache.seen_tokens = flat[0]
-    width = len(POOLED) + tails
+    width = len(POOLED_FIELDS) + tails
     for depth in range(num_layers):
         values = flat[1 + depth * width : 1 + (depth + 1) * width]
-        cache.states[depth] = CausalPoolState(*values[: len(POOLED)], conv_tails=tuple(values[len(POOLED) :]) or None)
+        pooled, tails_here = values[: len(POOLED_FIELDS)], tuple(values[len(POOLED_FIELDS) :]) or None
+        cache.states[depth] = CausalPoolState(*pooled, conv_tails=tails_here)
     return cache
 
 
