@@ -396,7 +396,7 @@ def build_trainer(
         divergence_callback(),
         memory_release_callback(),
         estimate_callback(task.name),
-        *([time_limit_callback(cfg.time_limit)] if getattr(cfg, "time_limit", 0) > 0 else []),
+        *([time_limit_callback(cfg.time_limit)] if cfg.time_limit > 0 else []),  # every task config is a RunConfig
         *kwargs.get("callbacks", []),
     ]
     args = training_arguments(cfg, **prepared.arguments)
