@@ -181,14 +181,6 @@ def test_positions_beyond_the_table_are_a_clear_error():
         model(prompts(1, 17))
 
 
-def test_a_bidirectional_model_refuses_a_cache():
-    from fastformer import FastformerModel
-
-    model = FastformerModel(FastformerConfig(vocab_size=50, hidden_size=16, num_attention_heads=2))
-    with pytest.raises(ValueError, match="causal"):
-        model(prompts(1, 5), use_cache=True)
-
-
 @pytest.mark.parametrize("attention_type", ["fastformer", "softmax"])
 @pytest.mark.parametrize("causal", [False, True])
 def test_the_config_says_which_layers_carry_a_decoding_state(attention_type, causal):

@@ -8,6 +8,7 @@ from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassificati
 
 import fastformer.models  # noqa: F401  (registers the Auto classes)
 from fastformer import FastformerConfig, FastformerForSequenceClassification, FastformerModel
+from fastformer.models.fastformer import FastformerCache, FastformerForCausalLM
 
 TINY = dict(
     vocab_size=99,
@@ -53,6 +54,31 @@ def test_inputs_embeds_and_argument_errors():
     )
     with pytest.raises(ValueError, match="exactly one"):
         model()
+
+
+def test_an_encoder_ignores_use_cache_and_refuses_a_cache():
+    """As BertModel: generic callers pass use_cache to every model; an encoder has no state to return, so it gives
+    the same outputs and no cache. A cache object, which says the caller means to continue, is refused."""
+    model = FastformerModel(tiny_config()).eval()
+    ids, mask = batch()
+    out = model(ids, attention_mask=mask, use_cache=True)
+    assert out.cache is None
+    torch.testing.assert_close(out.last_hidden_state, model(ids, attention_mask=mask).last_hidden_state)
+    with pytest.raises(ValueError, match="a cache needs a causal model") as refused:
+        model(ids, attention_mask=mask, cache=FastformerCache(2))
+    assert "\n" not in str(refused.value)
+
+
+def test_transformers_4_name_of_the_cache_is_taken_with_a_warning():
+    """past_key_values (transformers 4's name) is read as `cache`, with transformers' deprecation warning."""
+    model = FastformerForCausalLM(tiny_config(causal=True, pad_token_id=0)).eval()
+    ids, mask = batch()
+    with torch.no_grad():
+        states = [model(ids[:, :5], attention_mask=mask[:, :5], use_cache=True).cache for _ in range(2)]
+        with pytest.warns(FutureWarning, match="past_key_values"):
+            old = model(ids[:, 5:6], attention_mask=mask[:, :6], past_key_values=states[0])
+        new = model(ids[:, 5:6], attention_mask=mask[:, :6], cache=states[1])
+    torch.testing.assert_close(old.logits, new.logits)
 
 
 @pytest.mark.parametrize(

@@ -221,3 +221,16 @@ def test_a_checkpoint_without_the_shared_embeddings_reports_them_missing(tmp_pat
     save_file(saved, tmp_path / "model.safetensors", metadata={"format": "pt"})
     _, info = FastformerForConditionalGeneration.from_pretrained(tmp_path, output_loading_info=True)
     assert "fastformer.word_embeddings.weight" in info["missing_keys"]
+
+
+def test_the_transformer_decoder_takes_the_attention_implementation_asked_for(tmp_path):
+    """BART's decoder has eager and SDPA attention; the one asked for (from_pretrained's attn_implementation) is the
+    one it runs, SDPA by default, and the two give the same outputs."""
+    model = make_model()
+    assert model.decoder.config._attn_implementation == "sdpa"
+    model.save_pretrained(tmp_path)
+    eager = FastformerForConditionalGeneration.from_pretrained(tmp_path, attn_implementation="eager").double().eval()
+    assert eager.decoder.config._attn_implementation == "eager"
+    ids = torch.tensor([[5, 6, 7, 8], [9, 10, 0, 0]])
+    inputs = dict(input_ids=ids, attention_mask=(ids != 0).long(), decoder_input_ids=torch.tensor([[2, 5], [2, 9]]))
+    torch.testing.assert_close(eager(**inputs).logits, model(**inputs).logits)

@@ -11,6 +11,7 @@ from transformers import GenerationMixin, PreTrainedModel
 from transformers import initialization as init
 from transformers.modeling_outputs import BaseModelOutputWithPooling, SequenceClassifierOutput
 from transformers.utils import ModelOutput
+from transformers.utils.deprecation import deprecate_kwarg
 
 from fastformer.layers.attention import AdditiveAttention, FastformerAttention, PerHeadLinear
 from fastformer.layers.encoder import FastformerEncoder
@@ -34,6 +35,10 @@ class FastformerPreTrainedModel(PreTrainedModel):
     # forward takes **kwargs but its losses are means over the batch, not sums to be divided by the Trainer's
     # item count: without this, the Trainer rescales the loss under data parallelism.
     accepts_loss_kwargs = False
+    # SDPA is what runs wherever a softmax is taken (the softmax control, cross-attention, the encoder-decoder's BART
+    # decoder); only BART's decoder has an eager path as well, which from_pretrained(attn_implementation="eager")
+    # selects. A Fastformer layer has no such choice to make.
+    _supports_sdpa = True
 
     def _init_weights(self, module: nn.Module) -> None:
         # Linear / Embedding N(0, initializer_range) with zero bias and zero padding row, LayerNorm 1 / 0: as the
@@ -160,6 +165,7 @@ class FastformerModel(FastformerPreTrainedModel):
     def set_input_embeddings(self, value: nn.Embedding) -> None:
         self.word_embeddings = value
 
+    @deprecate_kwarg("past_key_values", "5.40.0", new_name="cache")  # transformers 4's name, as its models
     def forward(
         self,
         input_ids: torch.Tensor | None = None,
@@ -178,7 +184,8 @@ class FastformerModel(FastformerPreTrainedModel):
 
         Causal models (config.causal) only: `cache` continues from earlier tokens (attention_mask may then cover
         the earlier tokens too, as generate() passes it: its last N columns are used); `use_cache` returns the
-        state after these tokens. Positions count real tokens, so left padding does not shift them.
+        state after these tokens (an encoder ignores it and refuses a cache). Positions count real tokens, so left
+        padding does not shift them.
         output_attentions=True on a causal model returns the weights over the prefix of `attention_step` (an int
         for every row, negative counting from the end, or (B,) positions; default: each row's last real token).
         """
@@ -195,8 +202,11 @@ class FastformerModel(FastformerPreTrainedModel):
             output_hidden_states = self.config.output_hidden_states
         return_dict = return_dict if return_dict is not None else self.config.return_dict
         causal = bool(getattr(self.config, "causal", False))
-        if (cache is not None or use_cache) and not causal:
-            raise ValueError("cache / use_cache need a causal model (config.causal = True)")
+        if cache is not None and not causal:
+            raise ValueError("a cache needs a causal model (config.causal = True)")
+        # An encoder has no state to continue from: use_cache is ignored there, as BertModel ignores it (generic
+        # callers such as transformers' common tests pass it to every model); the output's cache stays None.
+        use_cache = bool(use_cache) and causal
         if (cache is not None or use_cache) and not self.config.keeps_decoding_state:
             raise ValueError(
                 f"cache / use_cache: a causal {self.config.attention_type} model keeps no decoding state (pass "
@@ -422,6 +432,7 @@ class FastformerForCausalLM(FastformerPreTrainedModel, GenerationMixin):
     def set_output_embeddings(self, value: nn.Linear) -> None:
         self.lm_head = value
 
+    @deprecate_kwarg("past_key_values", "5.40.0", new_name="cache")  # transformers 4's name, as its models
     def forward(
         self,
         input_ids: torch.Tensor | None = None,

@@ -10,6 +10,7 @@ from torch import nn
 from transformers import BartConfig, GenerationMixin
 from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
 from transformers.models.bart.modeling_bart import BartDecoder, shift_tokens_right
+from transformers.utils.deprecation import deprecate_kwarg
 
 from fastformer.layers.decoder import FastformerDecoder
 from fastformer.models.fastformer.cache import (
@@ -52,7 +53,8 @@ def decoder_config(config: FastformerConfig) -> BartConfig:
         decoder_start_token_id=getattr(config, "decoder_start_token_id", None),
         is_encoder_decoder=True,
     )
-    bart._attn_implementation = "sdpa"
+    # the model's choice (SDPA unless from_pretrained(attn_implementation="eager") asks: see _supports_sdpa)
+    bart._attn_implementation = config._attn_implementation or "sdpa"
     return bart
 
 
@@ -196,6 +198,7 @@ class FastformerForConditionalGeneration(FastformerPreTrainedModel, GenerationMi
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
+    @deprecate_kwarg("past_key_values", "5.40.0", new_name="cache")  # transformers 4's name, as its models
     def forward(
         self,
         input_ids: torch.Tensor | None = None,
