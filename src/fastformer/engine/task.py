@@ -64,7 +64,8 @@ class Task:
     name: ClassVar[str] = ""
     help: ClassVar[str] = ""  # one line in `fastformer train --help`
     config_class: ClassVar[type] = object  # its training settings (engine/settings.py's RunConfig)
-    architectures: ClassVar[tuple[str, ...]] = ()  # config.json "architectures" of its folders (of older versions)
+    # config.json "architectures" of its folders (of older versions); default: its model class's name
+    architectures: ClassVar[tuple[str, ...]] = ()
     # the verbs a trained folder offers besides training: verb -> the settings class of its flags (engine/verbs.py's,
     # or the task's own extending one), None where the command's own flags are all it reads
     verbs: ClassVar[dict[str, type | None]] = {}
@@ -75,6 +76,11 @@ class Task:
     model_class_name: ClassVar[str | None] = None
     evaluation_file: ClassVar[str | None] = None  # what evaluate_folder writes beside metrics.json
     prediction_file: ClassVar[str | None] = None  # what predict_folder writes in the run folder without --output
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.architectures and cls.model_class_name:
+            cls.architectures = (cls.model_class_name,)
 
     @classmethod
     def older_folder_architecture(cls, folder: Path, architecture: str | None) -> str | None:

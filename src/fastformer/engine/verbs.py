@@ -89,3 +89,7 @@ class TextExplanationSettings(ExplanationSettings):
         if self.weights == "pooling" and (self.layer or self.head):
             name = "layer" if self.layer else "head"
             raise SettingError(name, "chooses alpha / beta weights; pooling weights have neither layer nor head")
+
+
+# what a task that reads texts offers after training: evaluate (the task's own settings) and these
+TEXT_VERBS: dict[str, type | None] = dict(predict=TextPredictionSettings, explain=TextExplanationSettings, export=None)

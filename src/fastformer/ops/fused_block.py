@@ -168,24 +168,7 @@ def _key_pass_from_x(
 class _FusedFastformerBlock(torch.autograd.Function):
     @staticmethod
     def forward(
-        ctx,
-        x,
-        mask,
-        w_query,
-        b_query,
-        w_key,
-        b_key,
-        w_q,
-        w_k,
-        b_q,
-        b_k,
-        w_r,
-        b_r,
-        w_o,
-        b_o,
-        num_heads: int,
-        scale: float,
-        chunk: int,
+        ctx, x, mask, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_r, b_r, w_o, b_o, num_heads, scale, chunk
     ):
         B, N, C = x.shape
         acc = accumulation_dtype(x.dtype)
@@ -354,24 +337,6 @@ def fastformer_block_fused(
     dtype = autocast_dtype(x)
     if dtype is not None:  # under autocast (bf16 on CPU, fp16 / bf16 on GPU): the block in its dtype, autocast off
         tensors = cast_for_autocast(dtype, *tensors)
-    x, w_query, b_query, w_key, b_key, w_q, w_k, b_q, b_k, w_transform, b_transform, w_out, b_out = tensors
+    x, weights = tensors[0], tensors[1:]  # the weights in _FusedFastformerBlock.forward's order
     with torch.autocast(x.device.type, enabled=False) if dtype is not None else contextlib.nullcontext():
-        return _FusedFastformerBlock.apply(
-            x.contiguous(),
-            mask,
-            w_query,
-            b_query,
-            w_key,
-            b_key,
-            w_q,
-            w_k,
-            b_q,
-            b_k,
-            w_transform,
-            b_transform,
-            w_out,
-            b_out,
-            num_heads,
-            scale,
-            chunk_tokens,
-        )
+        return _FusedFastformerBlock.apply(x.contiguous(), mask, *weights, num_heads, scale, chunk_tokens)

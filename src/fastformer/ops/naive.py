@@ -28,99 +28,62 @@ def _softmax(s: torch.Tensor) -> torch.Tensor:
     return e / e.sum()
 
 
+def _float64_setup(q, w_q, w_k, b_q, b_k, scale, interaction, *tensors):
+    """The references' common start: scale (default 1/sqrt(D)), the interaction as a function, and the scoring
+    weights, biases and `tensors` in float64."""
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    mix = (lambda a, b: a * b) if interaction == "product" else (lambda a, b: a + b)
+    as64 = [None if t is None else t.to(torch.float64) for t in (w_q, w_k, b_q, b_k, *tensors)]
+    return scale, mix, *as64
+
+
 def fastformer_attention_reference(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    w_q: torch.Tensor,
-    w_k: torch.Tensor,
-    mask: torch.Tensor | None = None,
-    *,
-    b_q: torch.Tensor | None = None,
-    b_k: torch.Tensor | None = None,
-    scale: float | None = None,
-    interaction: str = "product",
-) -> torch.Tensor:
+    q, k, v, w_q, w_k, mask=None, *, b_q=None, b_k=None, scale=None, interaction="product"
+):
     """Reference for `fastformer_attention`, same arguments and result, differentiable."""
     B, H, N, D = q.shape
-    scale = 1.0 / math.sqrt(D) if scale is None else scale
-    mix = (lambda a, b: a * b) if interaction == "product" else (lambda a, b: a + b)
-    f64, out_dtype = torch.float64, v.dtype
-    q, k, v, w_q, w_k = (t.to(f64) for t in (q, k, v, w_q, w_k))
-    b_q = None if b_q is None else b_q.to(f64)
-    b_k = None if b_k is None else b_k.to(f64)
-    outputs = []
-    for b in range(B):
-        real = torch.arange(N) if mask is None else mask[b].nonzero().flatten()
-        q_b, k_b = q[b][:, real], k[b][:, real]  # (H, n, D), real tokens only
-        if len(real) == 0:
-            k_globals = [torch.zeros(D, dtype=f64) for _ in range(H)]
-        else:
-            q_globals = []
-            for h in range(H):
-                alpha = _softmax(_score(q_b, h, w_q, b_q, scale))  # (n,)
-                q_globals.append((alpha[:, None] * q_b[h]).sum(0))  # (D,)
-            p = torch.stack([mix(q_globals[h], k_b[h]) for h in range(H)])  # (H, n, D)
-            k_globals = []
-            for h in range(H):
-                beta = _softmax(_score(p, h, w_k, b_k, scale))
-                k_globals.append((beta[:, None] * p[h]).sum(0))
-        u = torch.stack([mix(k_globals[h], v[b, h]) for h in range(H)])  # (H, N, D)
-        if mask is not None:
-            u = u * mask[b][None, :, None]  # padded tokens output 0
-        outputs.append(u)
-    return torch.stack(outputs).to(out_dtype)
-
-
-def causal_fastformer_attention_reference(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    w_q: torch.Tensor,
-    w_k: torch.Tensor,
-    mask: torch.Tensor | None = None,
-    *,
-    b_q: torch.Tensor | None = None,
-    b_k: torch.Tensor | None = None,
-    scale: float | None = None,
-    interaction: str = "product",
-) -> torch.Tensor:
-    """Reference for `causal_fastformer_attention`: for every position i, the bidirectional equations on the real
-    tokens j <= i only, with p_j built from the global query of step j. O(N^2) loops, float64, differentiable."""
-    B, H, N, D = q.shape
-    scale = 1.0 / math.sqrt(D) if scale is None else scale
-    mix = (lambda a, b: a * b) if interaction == "product" else (lambda a, b: a + b)
-    f64, out_dtype = torch.float64, v.dtype
-    q, k, v, w_q, w_k = (t.to(f64) for t in (q, k, v, w_q, w_k))
-    b_q = None if b_q is None else b_q.to(f64)
-    b_k = None if b_k is None else b_k.to(f64)
-    zero = torch.zeros(D, dtype=f64)
+    scale, mix, w_q, w_k, b_q, b_k, q, k, v64 = _float64_setup(q, w_q, w_k, b_q, b_k, scale, interaction, q, k, v)
     outputs = []
     for b in range(B):
         real = [True] * N if mask is None else mask[b].tolist()
-        q_globals = []  # q_g(i) for every position i: (H, D) each
-        for i in range(N):
-            seen = [j for j in range(i + 1) if real[j]]
-            if not seen:
-                q_globals.append(torch.stack([zero] * H))
-                continue
-            q_seen = q[b][:, seen]  # (H, n, D)
-            alphas = [_softmax(_score(q_seen, h, w_q, b_q, scale)) for h in range(H)]
-            q_globals.append(torch.stack([(alphas[h][:, None] * q_seen[h]).sum(0) for h in range(H)]))
-        p = torch.stack([mix(q_globals[j], k[b][:, j]) for j in range(N)], dim=1)  # (H, N, D): p_j uses q_g(j)
+        seen = [j for j in range(N) if real[j]]
+        k_global = torch.zeros(H, D, dtype=torch.float64)
+        if seen:
+            q_global = _global_query(q[b], real, N - 1, w_q, b_q, scale)  # (H, D)
+            p = mix(q_global[:, None], k[b][:, seen])  # (H, n, D), real tokens only
+            k_global = torch.stack([(_softmax(_score(p, h, w_k, b_k, scale))[:, None] * p[h]).sum(0) for h in range(H)])
+        u = mix(k_global[:, None], v64[b])  # (H, N, D)
+        if mask is not None:
+            u = u * mask[b][None, :, None]  # padded tokens output 0
+        outputs.append(u)
+    return torch.stack(outputs).to(v.dtype)
+
+
+def causal_fastformer_attention_reference(
+    q, k, v, w_q, w_k, mask=None, *, b_q=None, b_k=None, scale=None, interaction="product"
+):
+    """Reference for `causal_fastformer_attention`: for every position i, the bidirectional equations on the real
+    tokens j <= i only, with p_j built from the global query of step j. O(N^2) loops, float64, differentiable."""
+    B, H, N, D = q.shape
+    scale, mix, w_q, w_k, b_q, b_k, q, k, v64 = _float64_setup(q, w_q, w_k, b_q, b_k, scale, interaction, q, k, v)
+    outputs = []
+    for b in range(B):
+        real = [True] * N if mask is None else mask[b].tolist()
+        # p_j uses q_g(j), the global query of step j: (H, N, D)
+        p = torch.stack([mix(_global_query(q[b], real, j, w_q, b_q, scale), k[b][:, j]) for j in range(N)], dim=1)
         u = []
         for i in range(N):
             seen = [j for j in range(i + 1) if real[j]]
             if not real[i] or not seen:
-                u.append(torch.zeros(H, D, dtype=f64))
+                u.append(torch.zeros(H, D, dtype=torch.float64))
                 continue
             p_seen = p[:, seen]
             k_global = torch.stack(
                 [(_softmax(_score(p_seen, h, w_k, b_k, scale))[:, None] * p_seen[h]).sum(0) for h in range(H)]
             )
-            u.append(mix(k_global, v[b][:, i]))
+            u.append(mix(k_global, v64[b][:, i]))
         outputs.append(torch.stack(u, dim=1))  # (H, N, D)
-    return torch.stack(outputs).to(out_dtype)
+    return torch.stack(outputs).to(v.dtype)
 
 
 def fastformer_block_reference(
@@ -166,17 +129,7 @@ def _global_query(q_b, real: list[bool], i: int, w_q, b_q, scale: float) -> torc
 
 
 def pooling_weights_reference(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    w_q: torch.Tensor,
-    w_k: torch.Tensor,
-    mask: torch.Tensor | None = None,
-    *,
-    b_q: torch.Tensor | None = None,
-    b_k: torch.Tensor | None = None,
-    scale: float | None = None,
-    interaction: str = "product",
-    steps: list[int] | None = None,
+    q, k, w_q, w_k, mask=None, *, b_q=None, b_k=None, scale=None, interaction="product", steps: list[int] | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The weights alpha and beta, (B, H, N) float64 each, that the two poolings give every token; 0 at padding.
 
@@ -185,13 +138,8 @@ def pooling_weights_reference(
     (alpha over the real j <= step; beta over the same tokens, with p_j built from the global query of step j).
     """
     B, H, N, D = q.shape
-    scale = 1.0 / math.sqrt(D) if scale is None else scale
-    mix = (lambda a, b: a * b) if interaction == "product" else (lambda a, b: a + b)
-    f64 = torch.float64
-    q, k, w_q, w_k = (t.to(f64) for t in (q, k, w_q, w_k))
-    b_q = None if b_q is None else b_q.to(f64)
-    b_k = None if b_k is None else b_k.to(f64)
-    alpha, beta = torch.zeros(B, H, N, dtype=f64), torch.zeros(B, H, N, dtype=f64)
+    scale, mix, w_q, w_k, b_q, b_k, q, k = _float64_setup(q, w_q, w_k, b_q, b_k, scale, interaction, q, k)
+    alpha, beta = torch.zeros(B, H, N, dtype=torch.float64), torch.zeros(B, H, N, dtype=torch.float64)
     for b in range(B):
         real = [True] * N if mask is None else mask[b].tolist()
 

@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from fastformer.engine.outputs import write_jsonl
-from fastformer.tasks.classification.tfidf import score_examples
+from fastformer.tasks.classification.tfidf import score_examples, score_splits
 
 C_GRID = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 ALPHA = 1.0  # the smoothing of the counts (Wang & Manning's alpha)
@@ -140,12 +139,7 @@ def train_nbsvm(cfg, splits: dict[str, list], labels, out: Path, data_report: di
             alpha=ALPHA,
         ),
     )
-    if data_report:
-        metrics["data"] = data_report
-    for name in ("validation", "test"):
-        if name in splits:
-            metrics[name], rows = score_examples(model, labels.labels, splits[name])
-            write_jsonl(out / f"predictions_{name}.jsonl", rows)
+    score_splits(model, labels.labels, splits, out, metrics, data_report)
     model.save(labels.labels, out)
     return metrics
 

@@ -16,7 +16,7 @@ from fastformer.data.text_classification import LabelMap, read_examples
 from fastformer.engine.outputs import write_jsonl
 from fastformer.engine.skeleton import Prepared
 from fastformer.engine.task import Task
-from fastformer.engine.verbs import TextExplanationSettings, TextPredictionSettings
+from fastformer.engine.verbs import TEXT_VERBS
 from fastformer.metrics.classification import classification_metrics
 from fastformer.tasks.classification.config import ClassificationConfig, ClassificationEvaluation
 from fastformer.tasks.classification.data import load_splits, relabel_binary
@@ -68,13 +68,7 @@ class ClassificationTask(Task):
     name = "classification"
     help = "text classification (default; with no --train, the built-in generated task)"
     config_class = ClassificationConfig
-    architectures = ("FastformerForSequenceClassification",)
-    verbs: ClassVar[dict[str, type | None]] = dict(
-        evaluate=ClassificationEvaluation,
-        predict=TextPredictionSettings,
-        explain=TextExplanationSettings,
-        export=None,
-    )
+    verbs: ClassVar[dict[str, type | None]] = dict(evaluate=ClassificationEvaluation, **TEXT_VERBS)
     evaluation_file = "predictions.jsonl"
     model_class_name = "FastformerForSequenceClassification"
 

@@ -54,12 +54,7 @@ def train_tfidf(cfg, splits: dict[str, list], labels, out: Path, data_report: di
         architecture="tfidf",
         train=dict(examples=len(texts), seconds=round(seconds, 2), c_grid=list(C_GRID), chosen_c=c),
     )
-    if data_report:
-        metrics["data"] = data_report
-    for name in ("validation", "test"):
-        if name in splits:
-            metrics[name], rows = score_examples(pipeline, labels.labels, splits[name])
-            write_jsonl(out / f"predictions_{name}.jsonl", rows)
+    score_splits(pipeline, labels.labels, splits, out, metrics, data_report)
     save_tfidf(pipeline, labels.labels, out)
     return metrics
 
@@ -181,6 +176,17 @@ def score_examples(pipeline, names: list[str], examples: list) -> tuple[dict[str
     metrics["examples"] = len(examples)
     rows = [prediction_row(e, row, names) for e, row in zip(examples, probs, strict=True)]
     return metrics, rows
+
+
+def score_splits(pipeline, names: list[str], splits: dict, out: Path, metrics: dict, data_report: dict | None) -> None:
+    """A baseline's run: its data report and each held-out split's metrics into `metrics`, the splits' prediction
+    files into `out` (predictions_validation.jsonl, predictions_test.jsonl), as the models' runs write them."""
+    if data_report:
+        metrics["data"] = data_report
+    for name in ("validation", "test"):
+        if name in splits:
+            metrics[name], rows = score_examples(pipeline, names, splits[name])
+            write_jsonl(out / f"predictions_{name}.jsonl", rows)
 
 
 def evaluate_tfidf(model_dir: str | Path, examples: list) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -21,7 +21,6 @@ class NewsTask(Task):
     name = "news"
     help = "news recommendation on MIND (the hierarchical recommender; NRMS-style softmax baseline)"
     config_class = NewsConfig
-    architectures = ("FastformerForNewsRecommendation",)
     verbs: ClassVar[dict[str, type | None]] = dict(
         evaluate=NewsEvaluation, predict=NewsPrediction, explain=NewsExplanation
     )

@@ -14,7 +14,7 @@ from fastformer.data.summarization import lead, read_pairs
 from fastformer.engine.outputs import write_jsonl
 from fastformer.engine.skeleton import Prepared
 from fastformer.engine.task import Task
-from fastformer.engine.verbs import TextExplanationSettings, TextPredictionSettings
+from fastformer.engine.verbs import TEXT_VERBS
 from fastformer.tasks.summarize.config import SummarizationConfig, SummarizationEvaluation
 
 
@@ -24,13 +24,7 @@ class SummarizationTask(Task):
     name = "summarize"
     help = "abstractive summarization (encoder-decoder; softmax encoder and Lead-3 baselines)"
     config_class = SummarizationConfig
-    architectures = ("FastformerForConditionalGeneration",)
-    verbs: ClassVar[dict[str, type | None]] = dict(
-        evaluate=SummarizationEvaluation,
-        predict=TextPredictionSettings,
-        explain=TextExplanationSettings,
-        export=None,
-    )
+    verbs: ClassVar[dict[str, type | None]] = dict(evaluate=SummarizationEvaluation, **TEXT_VERBS)
     model_class_name = "FastformerForConditionalGeneration"
     evaluation_file = "summaries.jsonl"
 
