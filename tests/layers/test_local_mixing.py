@@ -142,12 +142,13 @@ def test_a_causal_language_model_with_local_mixing_decodes_through_its_state(mod
 
 
 def test_a_causal_language_model_with_local_mixing_exports_with_its_state():
-    """The exported prefill / decode programs carry the tails as state tensors (`conv_tail_I_D`) and decode what
+    """The exported prefill / decode programs carry the tails as state tensors (`conv_tails_I_D`) and decode what
     generate() does; the registered pytree carries them too."""
-    from fastformer.models.fastformer.exportable import conv_tails, export_causal_lm, greedy_decode, state_names
+    from fastformer.models.fastformer.exportable import export_causal_lm, greedy_decode, state_names, template_cache
 
     model = randomised(_causal_lm(3))
-    assert conv_tails(model.config) == 3 and "conv_tail_2_1" in state_names(2, 3)
+    names = state_names(template_cache(model))
+    assert len(names) == 1 + 2 * (4 + 3) and "conv_tails_2_1" in names  # seen_tokens; 4 pooled + 3 tails a depth
     prompt = torch.randint(3, 61, (2, 7), generator=torch.Generator().manual_seed(2))
     mask = torch.ones_like(prompt)
     prefill, decode = export_causal_lm(model)

@@ -2,6 +2,7 @@
 --architecture offers each of them, and a mixer added to the table is a layer's attention with no other edit."""
 
 import dataclasses
+from typing import NamedTuple
 
 import pytest
 import torch
@@ -83,3 +84,60 @@ def test_a_toy_mixer_runs_in_the_encoder_and_the_causal_model_its_cache_refused_
     with pytest.raises(ValueError, match="a causal mean model keeps no decoding state") as refused:
         model(input_ids=ids, use_cache=True)
     assert "\n" not in str(refused.value)
+
+
+class MeanState(NamedTuple):
+    """The toy mixer's decoding state: what a running mean needs."""
+
+    total: torch.Tensor  # (B, hidden): the sum of the real tokens read
+    count: torch.Tensor  # (B, 1): how many
+
+
+class RunningMeanMixer(nn.Module):
+    """Every token gets the mean of the real tokens (causal: of those up to it, its state the running sum)."""
+
+    def __init__(self, hidden_size, num_heads, causal=False, **switches):
+        super().__init__()
+        self.proj, self.causal = nn.Linear(hidden_size, hidden_size), causal
+
+    def forward(self, x, mask=None, state=None):
+        real = (torch.ones(x.shape[:2], dtype=torch.bool) if mask is None else mask)[..., None].to(x.dtype)
+        if not self.causal:
+            return self.proj((x * real).sum(1, keepdim=True).expand_as(x) / real.sum(1, keepdim=True).clamp(min=1))
+        start = state or MeanState(x.new_zeros(x.shape[0], x.shape[2]), x.new_zeros(x.shape[0], 1))
+        totals = start.total[:, None] + (x * real).cumsum(1)  # (B, N, hidden)
+        counts = start.count[:, None] + real.cumsum(1)  # (B, N, 1)
+        return self.proj(totals / counts.clamp(min=1)), MeanState(totals[:, -1], counts[:, -1])
+
+
+def test_a_toy_mixer_with_a_decoding_state_of_its_own_decodes_caches_and_exports(monkeypatch):
+    """One line in the table (its state class declared), nothing else edited: a causal language model with it keeps
+    that state in its cache, generate() with the state equals re-reading the prefix (greedy and beam search, left
+    padding), and the exported prefill / decode programs carry the state's fields, named after them."""
+    from fastformer.models.fastformer import FastformerConfig, FastformerForCausalLM, FastformerModel
+    from fastformer.models.fastformer.exportable import export_causal_lm, greedy_decode, state_names, template_cache
+
+    monkeypatch.setitem(MIXERS, "running-mean", Mixer(RunningMeanMixer, state=MeanState))
+    small = dict(vocab_size=40, hidden_size=16, num_attention_heads=2, intermediate_size=16)
+    ids = torch.randint(4, 40, (2, 6), generator=torch.Generator().manual_seed(0))
+    encoder = FastformerModel(FastformerConfig(**small, attention_type="running-mean")).eval()
+    assert encoder(input_ids=ids).last_hidden_state.shape == (2, 6, 16)
+    config = FastformerConfig(**small, attention_type="running-mean", causal=True, norm_position="pre", pad_token_id=0)
+    torch.manual_seed(0)
+    model = FastformerForCausalLM(config).eval()
+    assert config.keeps_decoding_state
+    cached = model(input_ids=ids, use_cache=True).cache
+    assert isinstance(cached.states[0], MeanState)
+    assert cached.nbytes() == 2 * 8 + 2 * 2 * 4 * (16 + 1)  # the token counts, then 2 depths of 2 rows
+    mask = torch.ones_like(ids)
+    mask[1, :2] = 0  # left padding
+    for settings in (dict(do_sample=False), dict(do_sample=False, num_beams=3)):
+        with_state = model.generate(ids, attention_mask=mask, max_new_tokens=5, pad_token_id=0, **settings)
+        without = model.generate(
+            ids, attention_mask=mask, max_new_tokens=5, pad_token_id=0, use_cache=False, **settings
+        )
+        assert torch.equal(with_state, without), settings
+    assert state_names(template_cache(model)) == ["seen_tokens", "total_0", "count_0", "total_1", "count_1"]
+    prefill, decode = export_causal_lm(model)
+    exported = greedy_decode(prefill.module(), decode.module(), ids, torch.ones_like(ids), max_new_tokens=5)
+    assert torch.equal(exported, model.generate(ids, max_new_tokens=5, do_sample=False, pad_token_id=0))

@@ -14,8 +14,7 @@ from torch.nn import functional as F
 
 from fastformer.layers.encoder import last_position
 from fastformer.layers.feed_forward import FeedForward
-from fastformer.layers.mixers import build_mixer
-from fastformer.ops.causal import CausalPoolState
+from fastformer.layers.mixers import DecodingState, build_mixer
 
 
 class CrossAttention(nn.Module):
@@ -90,8 +89,8 @@ class FastformerDecoderLayer(nn.Module):
         mask: torch.Tensor | None,
         memory_kv: tuple[torch.Tensor, torch.Tensor],
         memory_mask: torch.Tensor | None,
-        state: CausalPoolState | None = None,
-    ) -> tuple[torch.Tensor, CausalPoolState]:
+        state: DecodingState | None = None,
+    ) -> tuple[torch.Tensor, DecodingState]:
         """(B, T, hidden) target states -> (B, T, hidden) and the causal state after these tokens."""
         mixed, state = self.self_attention(x, mask, state)
         x = self.self_attention_norm(x + self.dropout(mixed))
@@ -104,7 +103,7 @@ class FastformerDecoder(nn.Module):
     """(B, T, hidden) target embeddings + (B, N, hidden) memory -> (B, T, hidden).
 
     Learned positions, embedding LayerNorm and dropout as the encoder, then `num_layers` FastformerDecoderLayers.
-    Incremental decoding passes `states` (one CausalPoolState or None per layer, replaced in place), the memory's
+    Incremental decoding passes `states` (one decoding state or None per layer, replaced in place), the memory's
     projected keys / values `memory_kv` (from `project_memory`, once per source) and the new tokens' positions.
     """
 

@@ -74,7 +74,7 @@ class FastformerEncoder(nn.Module):
 
         position_ids: (B, N) or (N,) positions (default 0 .. N-1); a causal stack decoding with a state passes the
             positions of its new tokens.
-        states: causal stacks only: a list with one CausalPoolState (or None = nothing read yet) per depth, read and
+        states: causal stacks only: a list with one decoding state (or None = nothing read yet) per depth, read and
             replaced in place with the states after these tokens.
         attention_weights: a list to receive each layer's `AdditiveAttention` (alpha, beta), first layer first; the
             return value does not change with it. attention_step (B,): causal stacks only, the position whose

@@ -6,8 +6,7 @@ import torch
 from torch import nn
 
 from fastformer.layers.feed_forward import FeedForward
-from fastformer.layers.mixers import build_mixer
-from fastformer.ops.causal import CausalPoolState
+from fastformer.layers.mixers import DecodingState, build_mixer
 
 NORM_POSITIONS = ("post", "pre")
 
@@ -64,15 +63,17 @@ class FastformerLayer(nn.Module):
         self,
         hidden_states: torch.Tensor,
         mask: torch.Tensor | None = None,
-        state: CausalPoolState | None = None,
-    ) -> torch.Tensor | tuple[torch.Tensor, CausalPoolState]:
-        """(B, N, hidden) -> (B, N, hidden); a causal Fastformer layer (`carries_state`) takes and returns a
-        CausalPoolState on every call: (hidden, state)."""
+        state: DecodingState | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, DecodingState]:
+        """(B, N, hidden) -> (B, N, hidden); a causal layer whose mixer keeps a decoding state (`carries_state`)
+        takes and returns it on every call: (hidden, state)."""
         x = hidden_states
         attention_input = x if self.norm_position == "post" else self.attention_norm(x)
         if not self.carries_state:
             if state is not None:
-                raise ValueError("only causal Fastformer layers carry a state")
+                raise ValueError(
+                    f"a {self.attention_type} layer carries no decoding state (only causal ones whose mixer keeps one)"
+                )
             mixed, new_state = self.attention(attention_input, mask), None
         else:
             mixed, new_state = self.attention(attention_input, mask, state)

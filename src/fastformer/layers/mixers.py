@@ -15,6 +15,13 @@ from torch import nn
 
 from fastformer.layers.attention import FastformerAttention
 from fastformer.layers.softmax_attention import SoftmaxAttention
+from fastformer.ops.causal import CausalPoolState
+
+# A mixer's decoding state: a NamedTuple whose fields are tensors with the batch first (B, ...), tuples of them, or
+# None (the Fastformer's: `CausalPoolState`). The cache reorders, repeats and selects its rows through torch's pytree
+# (beam search, assisted decoding), `nbytes` counts its tensors, torch.export carries them, and an exported program
+# names each tensor after its field (`FIELD_DEPTH`, `FIELD_I_DEPTH` in a tuple): nothing else is asked of it.
+DecodingState = tuple
 
 
 @dataclass(frozen=True)
@@ -22,17 +29,22 @@ class Mixer:
     """A token mixer: how to build it and what it can do.
 
     build: (hidden_size, num_heads, **switches) -> the module, called as `module(x, mask)` -> (B, N, hidden), or,
-        causal with a decoding state, `module(x, mask, state)` -> (output, state).
-    decoding_state: its causal form carries a fixed-size state from step to step (a cache, `generate()` one token at
-        a time, the exported decode step); without one a causal model reads the whole prefix at every step.
+        causal with a decoding state, `module(x, mask, state)` -> (output, state) (state None: nothing read yet).
+    state: the class of its decoding state (a `DecodingState`) when its causal form carries one from step to step
+        (a cache, `generate()` one token at a time, the exported decode step); its size is what its tensors hold
+        (`FastformerCache.nbytes`). None: a causal model reads the whole prefix at every step.
     additive_weights: it has `pooling_weights(x, mask, step)` -> AdditiveAttention (what `fastformer explain` shows).
     local_mixing: it takes the `local_mixing=K` switch (a short convolution on q, k, v).
     """
 
     build: Callable[..., nn.Module]
-    decoding_state: bool = False
+    state: type | None = None
     additive_weights: bool = False
     local_mixing: bool = False
+
+    @property
+    def decoding_state(self) -> bool:
+        return self.state is not None
 
 
 def fastformer_mixer(hidden_size: int, num_heads: int, **attention_kwargs) -> nn.Module:
@@ -47,7 +59,7 @@ def softmax_mixer(hidden_size: int, num_heads: int, **attention_kwargs) -> nn.Mo
 
 
 MIXERS: dict[str, Mixer] = {
-    "fastformer": Mixer(fastformer_mixer, decoding_state=True, additive_weights=True, local_mixing=True),
+    "fastformer": Mixer(fastformer_mixer, state=CausalPoolState, additive_weights=True, local_mixing=True),
     "softmax": Mixer(softmax_mixer),
 }
 
@@ -63,3 +75,12 @@ def build_mixer(attention_type: str, hidden_size: int, num_heads: int, **switche
             f"the {attention_type} mixer does not take it"
         )
     return mixer, mixer.build(hidden_size, num_heads, **switches)
+
+
+def state_class(name: str) -> type:
+    """The decoding-state class of a mixer of the table, by its qualified name (`module.Class`): what a cache
+    rebuilt from its tensors (torch.export, a saved program) is made of. Only the table's classes are found."""
+    for mixer in MIXERS.values():
+        if mixer.state is not None and f"{mixer.state.__module__}.{mixer.state.__qualname__}" == name:
+            return mixer.state
+    raise ValueError(f"{name} is not the decoding state of a mixer in fastformer.layers.mixers.MIXERS")

@@ -11,6 +11,7 @@ returns it as its output, each depth's tensors named (`cache_states_0_query_lse`
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -19,7 +20,8 @@ import torch.utils._pytree as pytree  # torch's registration API for types that 
 from transformers.cache_utils import Cache, LinearAttentionLayer
 from transformers.generation import GenerationMode
 
-from fastformer.ops.causal import POOLED_FIELDS, CausalPoolState
+from fastformer.layers.mixers import DecodingState, state_class
+from fastformer.ops.causal import POOLED_FIELDS
 
 
 def real_token_positions(real: torch.Tensor, before: torch.Tensor | None = None) -> torch.Tensor:
@@ -32,43 +34,62 @@ def real_token_positions(real: torch.Tensor, before: torch.Tensor | None = None)
     return positions.clamp_min(0)
 
 
-def map_state_rows(state: CausalPoolState | None, fn) -> CausalPoolState | None:
+def map_state_rows(state: DecodingState | None, fn) -> DecodingState | None:
     """Apply `fn` (a tensor's rows -> other rows: reorder, repeat, select) to every tensor of a state."""
-    return None if state is None else state.map(fn)
+    return None if state is None else pytree.tree_map(lambda t: None if t is None else fn(t), state)
+
+
+def state_tensors(state: DecodingState | None) -> list[torch.Tensor]:
+    """Every tensor of a depth's state, in its fields' order (none for None; a field that is None has none)."""
+    return [] if state is None else [t for t in pytree.tree_leaves(state) if t is not None]
+
+
+_ALLOWED_STATES: set[type] = set()
+
+
+def allow_in_saved_programs(state_type: type) -> None:
+    """A saved program keeps its example inputs, a cache among them, and torch.export.load reads them with torch.load's
+    weights_only unpickler, which takes only allowed classes: a decoding state holds tensors, no code."""
+    if state_type not in _ALLOWED_STATES:
+        torch.serialization.add_safe_globals([state_type])
+        _ALLOWED_STATES.add(state_type)
 
 
 class FastformerStateLayer(LinearAttentionLayer):
-    """One depth's `CausalPoolState` as a transformers recurrent-state layer: its four pooled tensors are recurrent
-    states 0-3 (query log-sum-exp (B, H), global query (B, H, D), key log-sum-exp, global key); with local mixing,
-    the convolutions' last inputs are `conv_tails` (transformers' own convolution states are fixed buffers written in
-    place; these are replaced, as the pooled state is)."""
+    """One depth's decoding state as a transformers recurrent-state layer: the state object the mixer returns
+    (`layers/mixers.py`'s `DecodingState`: a `CausalPoolState` for the Fastformer), and its tensors as the recurrent
+    states 0, 1, ... in its fields' order, for code that inspects a cache as transformers' own (for the Fastformer:
+    query log-sum-exp (B, H), global query (B, H, D), key log-sum-exp, global key, then with local mixing the
+    convolutions' last inputs). The state is replaced on every step, never written into fixed buffers in place:
+    beam search and a new batch change the batch size."""
 
     def __init__(self):
         super().__init__(number_of_states=len(POOLED_FIELDS))
-        self.conv_tails: tuple[torch.Tensor, ...] | None = None
+        self._state: DecodingState | None = None
 
     @property
-    def state(self) -> CausalPoolState | None:
-        if not all(self.has_previous_state.values()):
-            return None
-        pooled = (self.recurrent_states[i] for i in range(self.number_of_states))
-        return CausalPoolState(*pooled, conv_tails=self.conv_tails)
+    def state(self) -> DecodingState | None:
+        return self._state
 
     @state.setter
-    def state(self, state: CausalPoolState | None) -> None:
-        self.conv_tails = None if state is None else state.conv_tails
+    def state(self, state: DecodingState | None) -> None:
+        if state is not None:
+            allow_in_saved_programs(type(state))
+        self._state = state
+        tensors = state_tensors(state)
+        self.number_of_states = max(len(tensors), 1)
+        for name in ("recurrent_states", "is_recurrent_states_initialized", "has_previous_state"):
+            setattr(self, name, {})
         for i in range(self.number_of_states):
-            tensor = None if state is None else state[i]
-            # assigned, not copied into a fixed buffer: beam search and a new batch change the batch size
+            tensor = tensors[i] if i < len(tensors) else None
             self.recurrent_states[i] = tensor
             self.is_recurrent_states_initialized[i] = self.has_previous_state[i] = tensor is not None
-        if state is not None:
-            self.device, self.dtype = state.query_global.device, state.query_global.dtype
+        if tensors:
+            self.device, self.dtype = tensors[0].device, tensors[0].dtype
 
     def map_rows(self, fn) -> None:
         """Apply `fn` (a tensor's rows -> other rows: reorder, repeat, select) to every tensor of the state."""
-        if self.state is not None:
-            self.state = map_state_rows(self.state, fn)
+        self.state = map_state_rows(self.state, fn)
 
     def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
         self.map_rows(lambda t: t.index_select(0, beam_idx.to(t.device)))
@@ -87,13 +108,13 @@ class _StatesView:
     def __len__(self) -> int:
         return len(self._layers)
 
-    def __getitem__(self, depth: int) -> CausalPoolState | None:
+    def __getitem__(self, depth: int) -> DecodingState | None:
         return self._layers[depth].state
 
-    def __setitem__(self, depth: int, state: CausalPoolState | None) -> None:
+    def __setitem__(self, depth: int, state: DecodingState | None) -> None:
         self._layers[depth].state = state
 
-    def __iter__(self) -> Iterator[CausalPoolState | None]:
+    def __iter__(self) -> Iterator[DecodingState | None]:
         return (layer.state for layer in self._layers)
 
 
@@ -102,7 +123,7 @@ class _Start(NamedTuple):
 
     columns_read: int
     seen_tokens: torch.Tensor | None
-    states: tuple[CausalPoolState | None, ...]
+    states: tuple[DecodingState | None, ...]
 
     def map_rows(self, fn) -> _Start:
         seen = None if self.seen_tokens is None else fn(self.seen_tokens)
@@ -225,19 +246,24 @@ class FastformerCache(Cache):
 
     def nbytes(self) -> int:
         """Bytes held by the state (what a key/value cache's size is compared with)."""
-        tensors = [t for s in self.states if s is not None for t in s.tensors()]
+        tensors = [t for state in self.states for t in state_tensors(state)]
         if self.seen_tokens is not None:
             tensors.append(self.seen_tokens)
         return sum(t.numel() * t.element_size() for t in tensors)
 
 
+def _class_name(state: DecodingState | None) -> str | None:
+    return None if state is None else f"{type(state).__module__}.{type(state).__qualname__}"
+
+
 def register_decoding_state(cls: type[FastformerCache], extra: tuple[str, ...] = ()) -> None:
     """Register `cls` as a pytree, so that `torch.export` takes a cache as a program's input and returns one as its
-    output: its leaves are `seen_tokens` (B,), each depth's `CausalPoolState` (None before the first token) and the
-    attributes named in `extra` (the seq2seq cache's `memory_kv`); the number of depths is the tree's context. Not
-    carried: the count of columns read (padding included) and the starts kept for a rollback, which serve
-    `generate()`'s bookkeeping: a cache rebuilt from its leaves counts columns from 0 and has no rollback record.
-    A program saved with `torch.export.save` loads (`torch.export.load`) where fastformer is imported."""
+    output: its leaves are `seen_tokens` (B,), each depth's state (its fields' tensors; None before the first token)
+    and the attributes named in `extra` (the seq2seq cache's `memory_kv`); the tree's context is each depth's state
+    class, by name (`layers.mixers.state_class`: only the mixers' own). Not carried: the count of columns read
+    (padding included) and the starts kept for a rollback, which serve `generate()`'s bookkeeping: a cache rebuilt
+    from its leaves counts columns from 0 and has no rollback record. A program saved with `torch.export.save` loads
+    (`torch.export.load`) where fastformer is imported."""
     fields = ("seen_tokens", "states", *extra)
 
     def children(cache: FastformerCache) -> list:
@@ -245,26 +271,30 @@ def register_decoding_state(cls: type[FastformerCache], extra: tuple[str, ...] =
         states = [None if state is None else state._asdict() for state in cache.states]
         return [cache.seen_tokens, states, *(getattr(cache, name) for name in extra)]
 
-    def unflatten(values, num_layers: int) -> FastformerCache:
-        cache = cls(num_layers)
+    def context(cache: FastformerCache) -> tuple[str | None, ...]:
+        return tuple(_class_name(state) for state in cache.states)
+
+    def unflatten(values, classes: tuple[str | None, ...]) -> FastformerCache:
+        cache = cls(len(classes))
         cache.seen_tokens = values[0]
-        for depth, state in enumerate(values[1]):
-            cache.states[depth] = None if state is None else CausalPoolState(**state)
+        for depth, (state, name) in enumerate(zip(values[1], classes, strict=True)):
+            cache.states[depth] = None if state is None else state_class(name)(**state)
         for name, value in zip(extra, values[2:], strict=True):
             setattr(cache, name, value)
         return cache
 
-    # a saved program keeps its example inputs, a cache among them; torch.export.load reads them with torch.load's
-    # weights_only unpickler, which takes only allowed classes: these two hold tensors and counts, no code
-    torch.serialization.add_safe_globals([cls, FastformerStateLayer])
+    for allowed in (cls, FastformerStateLayer):  # they hold tensors and counts (`allow_in_saved_programs`)
+        allow_in_saved_programs(allowed)
     pytree.register_pytree_node(
         cls,
-        lambda cache: (children(cache), len(cache.layers)),
+        lambda cache: (children(cache), context(cache)),
         unflatten,
         serialized_type_name=f"{cls.__module__}.{cls.__qualname__}",
+        to_dumpable_context=lambda classes: json.dumps(list(classes)),  # a saved program's tree, as JSON
+        from_dumpable_context=lambda text: tuple(json.loads(text)),
         flatten_with_keys_fn=lambda cache: (
             [(pytree.GetAttrKey(name), child) for name, child in zip(fields, children(cache), strict=True)],
-            len(cache.layers),
+            context(cache),
         ),
     )
 

@@ -8,9 +8,10 @@ shapes whatever the context (a softmax model's exported decoder must instead tak
 grows every step).
 
 State layout (`state_names`): seen_tokens (B,) int64, the real tokens read per sequence (the next position under
-left padding); then per depth `query_lse` (B, H), `query_global` (B, H, D), `key_lse` (B, H), `key_global` (B, H, D),
-and with local mixing the convolutions' last inputs `conv_tail_I` (B, kernel - 1, hidden), 2 (q, k; v shares q's)
-or 3 of them (`conv_tails`).
+left padding); then per depth the fields of the mixer's decoding state, for the Fastformer `query_lse` (B, H),
+`query_global` (B, H, D), `key_lse` (B, H), `key_global` (B, H, D), and with local mixing the convolutions' last
+inputs `conv_tails_I` (B, kernel - 1, hidden), 2 (q, k; v shares q's) or 3 of them. The layout is read from a state
+the model makes (`template_cache`), so another mixer's state exports the same way.
 
     prefill = torch.export.load("OUT/prefill.pt2").module()
     decode = torch.export.load("OUT/decode.pt2").module()
@@ -32,48 +33,67 @@ loop does not, here.)
 from __future__ import annotations
 
 import torch
+import torch.utils._pytree as pytree  # torch's tree API: a state's structure, whatever the mixer's state type
 from torch import nn
 
-from fastformer.models.fastformer.cache import FastformerCache
+from fastformer.models.fastformer.cache import FastformerCache, state_tensors
 from fastformer.models.fastformer.modeling_seq2seq import FastformerSeq2SeqCache
-from fastformer.ops.causal import POOLED_FIELDS, CausalPoolState
 
 
-def conv_tails(config) -> int:
-    """How many local-mixing convolution tails a depth's state carries: 0 without local mixing, else q's and k's,
-    and v's unless v shares q's projection."""
-    if not getattr(config, "local_mixing", 0):
-        return 0
-    return 2 if getattr(config, "query_value_sharing", False) else 3
+def state_layout(cache: FastformerCache) -> list[tuple[pytree.TreeSpec, tuple[bool, ...]] | None]:
+    """Per depth, the structure of its state and which of its leaves are tensors (the others are None: no local
+    mixing, say), or None where nothing was read: what `unflatten_state` rebuilds the flat tensors into. Taken from
+    a cache the model filled (`template_cache`), so it is the mixer's own."""
+    layout = []
+    for state in cache.states:
+        leaves, spec = pytree.tree_flatten(state)
+        layout.append(None if state is None else (spec, tuple(leaf is not None for leaf in leaves)))
+    return layout
 
 
-def state_names(num_layers: int, tails: int = 0) -> list[str]:
-    """Names of the flat state tensors, in the programs' order."""
-    per_depth = [*POOLED_FIELDS, *(f"conv_tail_{i}" for i in range(tails))]
-    return ["seen_tokens"] + [f"{name}_{depth}" for depth in range(num_layers) for name in per_depth]
+def state_names(cache: FastformerCache) -> list[str]:
+    """Names of the flat state tensors, in the programs' order: `seen_tokens`, then per depth each field of its state
+    (`query_lse_0`, ...; the tensors of a tuple field numbered: `conv_tails_1_0`)."""
+    names = ["seen_tokens"]
+    for depth, state in enumerate(cache.states):
+        for field, value in ({} if state is None else state._asdict()).items():
+            if isinstance(value, torch.Tensor):
+                names.append(f"{field}_{depth}")
+            elif value is not None:
+                names.extend(f"{field}_{i}_{depth}" for i in range(len(value)))
+    return names
 
 
-def summarizer_state_names(num_layers: int, tails: int = 0) -> list[str]:
+def summarizer_state_names(cache: FastformerCache) -> list[str]:
     """Names of what the summarizer's prefill returns after the logits: the source's cross-attention keys and values
     per decoder layer, then the decoder's state (`state_names`)."""
-    return [f"memory_{kind}_{depth}" for depth in range(num_layers) for kind in "kv"] + state_names(num_layers, tails)
+    memory = [f"memory_{kind}_{depth}" for depth in range(len(cache.states)) for kind in "kv"]
+    return memory + state_names(cache)
 
 
 def flatten_state(cache: FastformerCache) -> tuple[torch.Tensor, ...]:
-    return (cache.seen_tokens, *(t for state in cache.states for t in state.tensors()))
+    return (cache.seen_tokens, *(t for state in cache.states for t in state_tensors(state)))
 
 
-def unflatten_state(
-    flat: tuple[torch.Tensor, ...], num_layers: int, cache: FastformerCache | None = None, tails: int = 0
-):
-    cache = cache if cache is not None else FastformerCache(num_layers)
-    cache.seen_tokens = flat[0]
-    width = len(POOLED_FIELDS) + tails
-    for depth in range(num_layers):
-        values = flat[1 + depth * width : 1 + (depth + 1) * width]
-        pooled, tails_here = values[: len(POOLED_FIELDS)], tuple(values[len(POOLED_FIELDS) :]) or None
-        cache.states[depth] = CausalPoolState(*pooled, conv_tails=tails_here)
+def unflatten_state(flat: tuple[torch.Tensor, ...], layout: list, cache: FastformerCache) -> FastformerCache:
+    """`cache` holding the flat tensors (`flatten_state`'s order) as states of the structure `layout` says."""
+    cache.seen_tokens, tensors = flat[0], iter(flat[1:])
+    for depth, structure in enumerate(layout):
+        if structure is not None:
+            spec, present = structure
+            cache.states[depth] = pytree.tree_unflatten([next(tensors) if p else None for p in present], spec)
     return cache
+
+
+@torch.no_grad()
+def template_cache(model: nn.Module) -> FastformerCache:
+    """The state after one real token (of a causal LM, or of the summarizer's Fastformer decoder after reading one
+    source token): its layout and names are those of every state the model makes."""
+    one = torch.ones(1, 1, dtype=torch.long, device=model.device)
+    if hasattr(model, "decoder"):
+        start = torch.full_like(one, model.config.decoder_start_token_id)
+        return model(input_ids=one, attention_mask=one, decoder_input_ids=start, use_cache=True).cache
+    return model(input_ids=one, use_cache=True).cache
 
 
 class CausalLMPrefill(nn.Module):
@@ -94,10 +114,10 @@ class CausalLMDecodeStep(nn.Module):
     def __init__(self, model: nn.Module):
         super().__init__()
         self.model = model
-        self.num_layers, self.tails = model.config.num_hidden_layers, conv_tails(model.config)
+        self.num_layers, self.layout = model.config.num_hidden_layers, state_layout(template_cache(model))
 
     def forward(self, input_ids: torch.Tensor, *state: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        cache = unflatten_state(state, self.num_layers, tails=self.tails)
+        cache = unflatten_state(state, self.layout, FastformerCache(self.num_layers))
         out = self.model(input_ids=input_ids, cache=cache, use_cache=True)
         return (out.logits[:, -1], *flatten_state(out.cache))
 
@@ -159,11 +179,11 @@ class Seq2SeqDecodeStep(nn.Module):
     def __init__(self, model: nn.Module):
         super().__init__()
         self.model = model
-        self.num_layers, self.tails = model.decoder.num_layers, conv_tails(model.config)
+        self.num_layers, self.layout = model.decoder.num_layers, state_layout(template_cache(model))
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, *rest: torch.Tensor):
         memory, state = rest[: 2 * self.num_layers], rest[2 * self.num_layers :]
-        cache = unflatten_state(state, self.num_layers, FastformerSeq2SeqCache(self.num_layers), self.tails)
+        cache = unflatten_state(state, self.layout, FastformerSeq2SeqCache(self.num_layers))
         cache.memory_kv = [(memory[2 * i], memory[2 * i + 1]) for i in range(self.num_layers)]
         embeds = self.model.get_input_embeddings()(input_ids)  # (B, 1, hidden)
         hidden, cache = self.model._decode_fastformer(embeds, None, attention_mask, cache, use_cache=True)
@@ -200,14 +220,13 @@ def export_summarizer(model: nn.Module, max_batch: int = 4096) -> tuple[torch.ex
 @torch.no_grad()
 def greedy_summarize(prefill, decode, input_ids, attention_mask, max_new_tokens: int, start_token: int):
     """Greedy decoding with the summarizer's two programs: (B, 1 + max_new_tokens), as generate() returns."""
-    logits, *rest = prefill(input_ids, attention_mask)
-    memory_and_state = rest
+    logits, *memory_and_state = prefill(input_ids, attention_mask)
     tokens = [torch.full_like(input_ids[:, :1], start_token)]
-    layers = (len(rest) - 1) // 6  # 2 memory tensors + 4 state tensors per layer, plus the token count
     for step in range(max_new_tokens):
         token = logits.argmax(-1, keepdim=True)
         tokens.append(token)
         if step + 1 < max_new_tokens:
             logits, *state = decode(token, attention_mask, *memory_and_state)
-            memory_and_state = [*memory_and_state[: 2 * layers], *state]
+            # the document's keys and values stay; the state after them is replaced (the step returns only it)
+            memory_and_state = [*memory_and_state[: len(memory_and_state) - len(state)], *state]
     return torch.cat(tokens, dim=1)

@@ -110,7 +110,7 @@ class LanguageModelingTask(Task):
 
         return dict(
             programs=exportable.export_causal_lm(model),
-            state=exportable.state_names(model.config.num_hidden_layers, exportable.conv_tails(model.config)),
+            state=exportable.state_names(exportable.template_cache(model)),
             inputs="(input_ids (B, 1), *state)",
         )
 

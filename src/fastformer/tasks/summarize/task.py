@@ -116,7 +116,7 @@ class SummarizationTask(Task):
             )
         return dict(
             programs=exportable.export_summarizer(model),
-            state=exportable.summarizer_state_names(model.decoder.num_layers, exportable.conv_tails(model.config)),
+            state=exportable.summarizer_state_names(exportable.template_cache(model)),
             inputs="(input_ids (B, 1), attention_mask of the document, *state)",
         )
 
