@@ -234,3 +234,23 @@ def test_the_transformer_decoder_takes_the_attention_implementation_asked_for(tm
     ids = torch.tensor([[5, 6, 7, 8], [9, 10, 0, 0]])
     inputs = dict(input_ids=ids, attention_mask=(ids != 0).long(), decoder_input_ids=torch.tensor([[2, 5], [2, 9]]))
     torch.testing.assert_close(eager(**inputs).logits, model(**inputs).logits)
+
+
+def test_the_summarizer_with_local_mixing_exports_its_decoding_pair():
+    """With local mixing the decoder's state carries the convolutions' tails too: the exported prefill / decode
+    programs summarize what generate() does (greedy, a padded batch)."""
+    from fastformer.models.fastformer.exportable import export_summarizer, greedy_summarize
+
+    torch.manual_seed(0)
+    config = make_model(decoder_type="fastformer").config
+    config.local_mixing = 3
+    model = FastformerForConditionalGeneration(config).eval()
+    for name, p in model.named_parameters():  # off the identity start, so the tails matter
+        if name.endswith("_conv.weight"):
+            p.data.normal_(0, 0.3)
+    ids = torch.tensor([[5, 6, 7, 8, 9], [10, 11, 12, 0, 0]])
+    mask = (ids != 0).long()
+    prefill, decode = export_summarizer(model)
+    got = greedy_summarize(prefill.module(), decode.module(), ids, mask, 5, config.decoder_start_token_id)
+    settings = dict(max_new_tokens=5, num_beams=1, do_sample=False, eos_token_id=None, no_repeat_ngram_size=0)
+    assert torch.equal(got, model.generate(input_ids=ids, attention_mask=mask, min_length=0, **settings))
