@@ -15,21 +15,11 @@
 # (the tracked pretrained/*.safetensors blanked for the calls, as for h200.sh). Writes into $OUT (default
 # runs/device): log.txt, results.tar.gz (each run's metrics.json, log_history.json, training.png, run_config.json).
 # DRY=1: a few steps of each run on this machine's CPU, on 64 reviews (checks the script before a lease is spent).
-set -u
-OUT=${OUT:-runs/device}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-ROOT=$(pwd)
 WORK=${WORK:-/tmp/device-finetune}
-rm -rf "$WORK" && mkdir -p "$WORK"
-export PYTHONPATH="$ROOT/src" PYTHONUNBUFFERED=1
-PY=${PY:-python3}
-LOG="$OUT/log.txt"
-START=$(date +%s)
 BUDGET=${BUDGET:-540}
+source benchmarks/device/lease.sh
 SEEDS=${SEEDS:-1 2 3}
-say() { echo "== $(($(date +%s) - START)) s: $*" | tee -a "$LOG"; }
-fastformer() { "$PY" -m fastformer "$@"; }
+fastformer() { "$PY" -m fastformer "$@"; }  # what finetune.sh calls
 export -f fastformer
 export PY
 
@@ -40,7 +30,7 @@ say "machine"
   ls -la .gpu .gpu/*
 } >>"$LOG" 2>&1
 
-fastformer convert-bert .gpu/minilm "$WORK/teacher" --attention softmax >>"$LOG" 2>&1 || say "teacher conversion failed"
+ff convert-bert .gpu/minilm "$WORK/teacher" --attention softmax >>"$LOG" 2>&1 || say "teacher conversion failed"
 mkdir -p "$WORK/student"
 "$PY" benchmarks/device/student_shards.py unpack .gpu/student/student-*.safetensors "$WORK/student/model.safetensors" \
   >>"$LOG" 2>&1 || say "student unpacking failed"

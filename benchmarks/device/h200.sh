@@ -17,21 +17,10 @@
 # Measured in the lease of 2026-12-04 (H200, torch 2.11): tests 34 s, each bench dtype over its time box (the runner
 # has since stopped losing a training sweep to the first step's one-time cost), distillation 11.7 steps/s at batch
 # 128 x 256 (about 240k real tokens/s) after ~30 s of reading and converting per stage.
-set -u
-OUT=${OUT:-runs/device}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-ROOT=$(pwd)
 WORK=${WORK:-/tmp/device-work}
-rm -rf "$WORK" && mkdir -p "$WORK/bench"
-export PYTHONPATH="$ROOT/src:/tmp/site" PYTHONUNBUFFERED=1
-PY=${PY:-python3}
-LOG="$OUT/log.txt"
-START=$(date +%s)
 BUDGET=${BUDGET:-560}  # seconds this script may take in all; the distillation gets what the first parts leave
-left() { echo $((START + BUDGET - $(date +%s))); }
-say() { echo "== $(($(date +%s) - START)) s: $*" | tee -a "$LOG"; }
-ff() { "$PY" -m fastformer "$@"; }
+source benchmarks/device/lease.sh
+mkdir -p "$WORK/bench"
 
 say "machine"
 {
