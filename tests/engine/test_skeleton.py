@@ -354,7 +354,9 @@ def test_a_second_run_is_kept_out_of_a_folder_in_use(tmp_path):
 def test_a_killed_rerun_never_leaves_a_loadable_mix_of_two_runs(tmp_path):
     out = tmp_path / "run"
     assert main(["train", *TINY, "--output-dir", str(out)]) == 0
-    args = [EXE, "train", *TINY, "--epochs", "3", "--seed", "5", "--output-dir", str(out), "--overwrite"]
+    # 5 epochs: a checkpoint after the first, and time to kill the run before it finishes even on a loaded machine
+    # (with 3, a starved test process once saw the re-run complete first)
+    args = [EXE, "train", *TINY, "--epochs", "5", "--seed", "5", "--output-dir", str(out), "--overwrite"]
     rerun = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
     # the re-run has saved a complete checkpoint of its own (its fingerprint names seed 5; RUN_INCOMPLETE alone is
@@ -384,7 +386,7 @@ def test_a_killed_rerun_never_leaves_a_loadable_mix_of_two_runs(tmp_path):
     with pytest.raises(SystemExit, match="its run has not finished"):
         main(["evaluate", str(out), "--data", "x.csv"])
     # the killed run resumes to a complete folder
-    assert main(["train", *TINY, "--epochs", "3", "--seed", "5", "--output-dir", str(out), "--resume"]) == 0
+    assert main(["train", *TINY, "--epochs", "5", "--seed", "5", "--output-dir", str(out), "--resume"]) == 0
     assert (out / "run_complete.json").is_file() and not (out / "RUN_INCOMPLETE").exists()
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["train"]["resumed_from"] and metrics["train"]["final_loss"] > 0
