@@ -1,8 +1,9 @@
-"""The IMDB-2 probe table of docs/RESULTS.md ("A Fastformer from a pretrained Transformer") from the committed
-metrics files benchmarks/distill/results/probe-NAME-seedS.json: per start, test accuracy and macro-F1 (mean +- sample
-std over seeds), its seeds, and the training time of one run.
+"""The IMDB-2 tables of docs/RESULTS.md ("A Fastformer from a pretrained Transformer") from the committed metrics
+files benchmarks/distill/results/PROTOCOL-NAME-seedS.json (PROTOCOL: `probe`, the 4,000-review probe, or `full`, all
+of IMDB-2 at 512 tokens, benchmarks/distill/finetune.sh): per start, test accuracy and macro-F1 (mean +- sample std
+over seeds), its seeds, and the training time of one run.
 
-    python benchmarks/distill/summarize.py [benchmarks/distill/results]
+    python benchmarks/distill/summarize.py [--protocol probe|full] [benchmarks/distill/results]
 """
 
 from __future__ import annotations
@@ -21,11 +22,18 @@ def mean_std(values: list[float]) -> str:
     return f"{statistics.mean(values):.2f} +- {statistics.stdev(values):.2f}"
 
 
-def table(folder: Path) -> str:
+# the bag-of-words baselines of the full protocol: the classification benchmark's runs on the same test split
+FULL_BASELINES = Path("benchmarks/classification/results/classification-full")
+
+
+def table(folder: Path, protocol: str = "probe") -> str:
     runs: dict[str, list[dict]] = {}
-    for path in sorted(folder.glob("probe-*-seed*.json")):
-        name = re.fullmatch(r"probe-(.+)-seed(\d+)\.json", path.name)[1]
+    for path in sorted(folder.glob(f"{protocol}-*-seed*.json")):
+        name = re.fullmatch(rf"{protocol}-(.+)-seed(\d+)\.json", path.name)[1]
         runs.setdefault(name, []).append(json.loads(path.read_text()))
+    if protocol == "full":
+        for baseline in ("nbsvm", "tfidf"):
+            runs[baseline] = [json.loads((FULL_BASELINES / f"imdb2-{baseline}-seed0.json").read_text())]
     lines = ["| start | test accuracy | test macro-F1 | seeds | training s (one run) |", "|---|---:|---:|---:|---:|"]
     for name, metrics in runs.items():
         accuracy = [100 * m["test"]["accuracy"] for m in metrics]
@@ -41,8 +49,9 @@ def table(folder: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", default="benchmarks/distill/results")
+    parser.add_argument("--protocol", choices=("probe", "full"), default="probe")
     args = parser.parse_args(argv)
-    print(table(Path(args.folder)))
+    print(table(Path(args.folder), args.protocol))
     return 0
 
 
