@@ -89,8 +89,9 @@ def transformers_tests_package() -> str:
     return package.name
 
 
-common = importlib.import_module(f"{transformers_tests_package()}.test_modeling_common")
-ConfigTester = importlib.import_module(f"{transformers_tests_package()}.test_configuration_common").ConfigTester
+PACKAGE = transformers_tests_package()
+common = importlib.import_module(f"{PACKAGE}.test_modeling_common")
+ConfigTester = importlib.import_module(f"{PACKAGE}.test_configuration_common").ConfigTester
 
 
 class FastformerModelTester:

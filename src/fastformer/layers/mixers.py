@@ -77,10 +77,15 @@ def build_mixer(attention_type: str, hidden_size: int, num_heads: int, **switche
     return mixer, mixer.build(hidden_size, num_heads, **switches)
 
 
+def state_class_name(state_type: type) -> str:
+    """A decoding-state class's qualified name (`module.Class`), as `state_class` finds it again."""
+    return f"{state_type.__module__}.{state_type.__qualname__}"
+
+
 def state_class(name: str) -> type:
-    """The decoding-state class of a mixer of the table, by its qualified name (`module.Class`): what a cache
+    """The decoding-state class of a mixer of the table, by its qualified name (`state_class_name`): what a cache
     rebuilt from its tensors (torch.export, a saved program) is made of. Only the table's classes are found."""
     for mixer in MIXERS.values():
-        if mixer.state is not None and f"{mixer.state.__module__}.{mixer.state.__qualname__}" == name:
+        if mixer.state is not None and state_class_name(mixer.state) == name:
             return mixer.state
     raise ValueError(f"{name} is not the decoding state of a mixer in fastformer.layers.mixers.MIXERS")

@@ -83,9 +83,6 @@ class CausalPoolState(NamedTuple):
         return self.map(lambda t: t.index_select(0, index.to(t.device)))
 
 
-POOLED_FIELDS = CausalPoolState._fields[:4]  # the op's own state; conv_tails after them is the layer's
-
-
 def _tril(n: int, device) -> torch.Tensor:
     return torch.ones(n, n, dtype=torch.bool, device=device).tril()
 

@@ -20,8 +20,7 @@ import torch.utils._pytree as pytree  # torch's registration API for types that 
 from transformers.cache_utils import Cache, LinearAttentionLayer
 from transformers.generation import GenerationMode
 
-from fastformer.layers.mixers import DecodingState, state_class
-from fastformer.ops.causal import POOLED_FIELDS
+from fastformer.layers.mixers import DecodingState, state_class, state_class_name
 
 
 def real_token_positions(real: torch.Tensor, before: torch.Tensor | None = None) -> torch.Tensor:
@@ -64,8 +63,8 @@ class FastformerStateLayer(LinearAttentionLayer):
     beam search and a new batch change the batch size."""
 
     def __init__(self):
-        super().__init__(number_of_states=len(POOLED_FIELDS))
-        self._state: DecodingState | None = None
+        super().__init__()
+        self.state = None  # the setter lays out the recurrent states, as after `reset`
 
     @property
     def state(self) -> DecodingState | None:
@@ -252,10 +251,6 @@ class FastformerCache(Cache):
         return sum(t.numel() * t.element_size() for t in tensors)
 
 
-def _class_name(state: DecodingState | None) -> str | None:
-    return None if state is None else f"{type(state).__module__}.{type(state).__qualname__}"
-
-
 def register_decoding_state(cls: type[FastformerCache], extra: tuple[str, ...] = ()) -> None:
     """Register `cls` as a pytree, so that `torch.export` takes a cache as a program's input and returns one as its
     output: its leaves are `seen_tokens` (B,), each depth's state (its fields' tensors; None before the first token)
@@ -272,7 +267,7 @@ def register_decoding_state(cls: type[FastformerCache], extra: tuple[str, ...] =
         return [cache.seen_tokens, states, *(getattr(cache, name) for name in extra)]
 
     def context(cache: FastformerCache) -> tuple[str | None, ...]:
-        return tuple(_class_name(state) for state in cache.states)
+        return tuple(None if state is None else state_class_name(type(state)) for state in cache.states)
 
     def unflatten(values, classes: tuple[str | None, ...]) -> FastformerCache:
         cache = cls(len(classes))
