@@ -495,6 +495,52 @@ def test_a_damaged_init_from_folder_is_refused_before_the_run_folder_exists(tmp_
         assert not out.exists()
 
 
+def test_a_sharded_bf16_init_from_folder_starts_a_float32_run_and_its_damage_is_refused(tmp_path):
+    """A folder saved as bf16 shards (as the shipped student is) starts a run whose weights are float32 (transformers'
+    default would load, and train, them in bf16); a shard missing or cut short, an index that is not JSON, or a
+    shard's tensor of another shape than config.json's: one line naming the file, no output folder."""
+    import shutil
+
+    from transformers import AutoModel
+
+    base = ["train", "--train", str(SST / "sst_train.txt"), "--max-train-examples", "32", "--max-eval-examples", "8",
+            "--epochs", "1", "--max-length", "64", "--no-progress"]  # fmt: skip
+    assert main([*base, *TINY, "--output-dir", str(tmp_path / "good")]) == 0
+    sharded = tmp_path / "sharded"
+    model = AutoModel.from_pretrained(tmp_path / "good").to(torch.bfloat16)
+    model.save_pretrained(sharded, max_shard_size="20KB")
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copyfile(tmp_path / "good" / name, sharded / name)
+    shards = sorted(sharded.glob("model-*.safetensors"))
+    assert len(shards) >= 2 and not (sharded / "model.safetensors").exists()
+    assert main([*base, "--init-from", str(sharded), "--output-dir", str(tmp_path / "tuned")]) == 0
+    assert AutoModel.from_pretrained(tmp_path / "tuned").dtype == torch.float32
+
+    def resize(folder):
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**config, "hidden_size": 64, "num_attention_heads": 4}))
+
+    last = shards[-1].name
+    damages = {
+        f"{last}: missing (named by model.safetensors.index.json)": lambda f: (f / last).unlink(),
+        f"{last}: damaged": lambda f: (f / last).write_bytes((f / last).read_bytes()[:100]),
+        "model.safetensors.index.json: damaged, not valid JSON": lambda f: (
+            f / "model.safetensors.index.json"
+        ).write_text("{"),
+        ".safetensors: word_embeddings.weight has shape (": resize,  # in whichever shard holds it
+    }
+    for i, (says, damage) in enumerate(damages.items()):
+        folder = tmp_path / f"damaged{i}"
+        shutil.copytree(sharded, folder)
+        damage(folder)
+        out = tmp_path / f"out{i}"
+        with pytest.raises(SystemExit) as refused:
+            main([*base, "--init-from", str(folder), "--output-dir", str(out)])
+        message = str(refused.value.code)
+        assert says in message and "\n" not in message, message
+        assert not out.exists()
+
+
 def test_init_from_speaks_in_the_commands_own_line_not_the_librarys_report(tmp_path):
     """`--init-from` as a user runs it (the console script): one line of what was copied and what is new, no
     transformers load report ("MISSING ... newly initialized", read as an error) and no "Loading weights" bars."""

@@ -128,17 +128,39 @@ def safetensors_problem(path: Path) -> str | None:
     return None
 
 
+def weight_files(folder: Path) -> list[Path]:
+    """The .safetensors files of a model folder: model.safetensors, or the shards its index names (a checkpoint
+    over `save_pretrained`'s max_shard_size); [] when it has neither (or an index that cannot be read)."""
+    weights = folder / "model.safetensors"
+    if weights.is_file():
+        return [weights]
+    index = folder / "model.safetensors.index.json"
+    try:
+        shards = json.loads(index.read_text())["weight_map"].values()
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+    return [folder / name for name in sorted(set(shards))]
+
+
 def model_files_problem(folder: Path) -> str | None:
     """What is wrong with a model folder's files, in one line naming the file, or None: config.json that is not JSON,
-    config.json without weights, a model.safetensors whose header cannot be read (truncated, garbage)."""
+    config.json without weights, a weights file whose header cannot be read (truncated, garbage); in a sharded
+    folder, an index that is not JSON or has no weight_map, and a shard it names that is missing or damaged."""
     config = folder / "config.json"
     if config.is_file() and (why := json_problem(config)):
         return f"{config}: damaged, {why}"
-    weights = folder / "model.safetensors"
-    if weights.is_file():
-        why = safetensors_problem(weights)
-        return f"{weights}: damaged ({why})" if why else None
-    if config.is_file() and not (folder / "model.safetensors.index.json").is_file():
+    index = folder / "model.safetensors.index.json"
+    if not (folder / "model.safetensors").is_file() and index.is_file():
+        if why := json_problem(index):
+            return f"{index}: damaged, {why}"
+        if not weight_files(folder):
+            return f"{index}: damaged, no weight_map naming the shards"
+    for weights in weight_files(folder):
+        if not weights.is_file():
+            return f"{weights}: missing (named by {index.name})"
+        if why := safetensors_problem(weights):
+            return f"{weights}: damaged ({why})"
+    if config.is_file() and not weight_files(folder):
         return f"{folder}: config.json but no model.safetensors (the weights are missing)"
     return None
 

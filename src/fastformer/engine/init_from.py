@@ -127,8 +127,12 @@ def load_encoder(model_class, folder: str | Path, config):
     copied nor the head's own are refused: a renamed or missing encoder tensor would otherwise start random."""
     # a head of another size (a 5-class classifier's folder starting a binary one) starts fresh like a missing one;
     # transformers would raise on it, so sizes are compared here: the encoder's must match (refused below)
+    import torch
+
+    # float32 whatever the folder's dtype: transformers' default ("auto") would train a bf16 checkpoint (the shipped
+    # student) in bf16 weights, where small updates round away; --bf16 autocasts the arithmetic instead
     model, info = model_class.from_pretrained(
-        str(folder), config=config, output_loading_info=True, ignore_mismatched_sizes=True
+        str(folder), config=config, output_loading_info=True, ignore_mismatched_sizes=True, dtype=torch.float32
     )
     mismatched_names = {
         entry[0] if isinstance(entry, (tuple, list)) else entry for entry in info.get("mismatched_keys") or []
@@ -229,21 +233,20 @@ def check_tensor_shapes(folder: str | Path, config) -> None:
     import torch
     from safetensors import safe_open
 
+    from fastformer.engine.folder import weight_files
     from fastformer.models.fastformer import FastformerModel
 
-    weights = Path(folder) / "model.safetensors"
-    if not weights.is_file():
-        return
     with torch.device("meta"):
         expected = {name: tuple(t.shape) for name, t in FastformerModel(config).state_dict().items()}
-    with safe_open(str(weights), framework="pt") as f:
-        for key in f.keys():
-            name = key.removeprefix("fastformer.")
-            if name in expected and tuple(f.get_slice(key).get_shape()) != expected[name]:
-                raise InitFromError(
-                    f"--init-from {weights}: {key} has shape {tuple(f.get_slice(key).get_shape())}, its config.json "
-                    f"gives {expected[name]} (damaged or mixed up with another model's weights)"
-                )
+    for weights in weight_files(Path(folder)):  # model.safetensors, or every shard of a sharded folder
+        with safe_open(str(weights), framework="pt") as f:
+            for key in f.keys():
+                name = key.removeprefix("fastformer.")
+                if name in expected and tuple(f.get_slice(key).get_shape()) != expected[name]:
+                    raise InitFromError(
+                        f"--init-from {weights}: {key} has shape {tuple(f.get_slice(key).get_shape())}, its "
+                        f"config.json gives {expected[name]} (damaged or mixed up with another model's weights)"
+                    )
 
 
 def check_start(cfg, head_fields: dict[str, Any], max_length: int) -> None:

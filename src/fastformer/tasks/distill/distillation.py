@@ -66,7 +66,8 @@ def load_fastformer(flag: str, path: Path, **overrides):
         check_model_files(path)
     except (InitFromError, NotARunFolder) as error:
         raise DistillationError(f"{flag} {str(error).removeprefix('--init-from ')}") from None
-    return FastformerModel.from_pretrained(str(path), **overrides)
+    # float32 as --init-from loads it (a bf16 folder, the shipped student, would otherwise train in bf16 weights)
+    return FastformerModel.from_pretrained(str(path), dtype=torch.float32, **overrides)
 
 
 def check_pair(teacher, student, cfg: DistillationConfig) -> None:
