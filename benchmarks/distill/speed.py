@@ -1,8 +1,10 @@
 """Teacher against student at growing length: a fine-tuning step (forward + backward + AdamW of a classifier, bf16
 autocast) and inference, tokens per second and peak memory, for all-MiniLM-L6-v2 converted both ways (the softmax
-form = the teacher; the Fastformer form = the student), both with positions extended to the longest length.
+form = the teacher; the Fastformer form = the student, and the student with local mixing 3 as shipped), all with
+positions extended to the longest length.
 
     OMP_NUM_THREADS=2 python benchmarks/distill/speed.py [--lengths 512 2048 8192] [--batch-tokens 16384]
+    python benchmarks/distill/speed.py --table benchmarks/distill/results/speed_cpu2t_torch2_13_0.json   (RESULTS)
     python benchmarks/distill/speed.py --device cuda --model .gpu/minilm --texts corpus.jsonl   (a lent GPU)
 
 Per layer the teacher costs 24 N d^2 + 4 N^2 d multiply-adds and the student 24 N d^2 (+ O(N d)), so the student
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import importlib.util
+import itertools
 import json
 import lzma
 import resource
@@ -30,6 +33,7 @@ from pathlib import Path
 import torch
 
 IMDB_UNSUP = "../shared/data/imdb/imdb_unsup.jsonl.gz"
+FORMS = ("softmax", "fastformer", "fastformer-lm3")  # the teacher; the student; the student with local mixing 3
 
 
 def open_texts(path: str):
@@ -116,7 +120,9 @@ def one_setting(
     with tempfile.TemporaryDirectory() as scratch:
         bert = read_bert(source, Path(scratch))
         tokenizer = AutoTokenizer.from_pretrained(str(bert.folder))
-        encoder = convert_bert(bert, form, max_positions=max(length, 512))
+        # "fastformer-lm3": the shipped student's form (local mixing 3, which the fused block cannot take)
+        attention, local_mixing = ("fastformer", 3) if form == "fastformer-lm3" else (form, 0)
+        encoder = convert_bert(bert, attention, max_positions=max(length, 512), local_mixing=local_mixing)
     config = encoder.config
     config.num_labels = 2
     model = FastformerForSequenceClassification(config)
@@ -134,6 +140,31 @@ def one_setting(
     return row
 
 
+def table(result: dict) -> str:
+    """docs/RESULTS.md's table of one results file: tokens/s of the teacher, the student and the student with local
+    mixing (its ratio to the teacher beside it), the arithmetic bound, peak resident memory of each process."""
+    rows = {(r["model"], r["length"]): r for r in result["rows"]}
+    bounds = {r["length"]: r["bound"] for r in result["student_over_teacher"]}
+    lines = [
+        "| N | batch | | teacher | student | student, local mixing 3 | bound |",
+        "|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    for length in sorted(bounds):
+        teacher = rows[("softmax", length)]
+        for mode in ("train", "inference"):
+            key = f"{mode}_tokens_per_s"
+            cells = [f"{teacher[key]:,.0f}"]
+            for form in FORMS[1:]:
+                row = rows[(form, length)]
+                cells.append(f"{row[key]:,.0f} ({row[key] / teacher[key]:.2f}x)")
+            lines.append(
+                f"| {length:,} | {teacher['batch']} | {mode} tokens/s | {' | '.join(cells)} | {bounds[length]}x |"
+            )
+        memory = [f"{rows[(form, length)]['peak_rss_mib']:,.0f}" for form in FORMS]
+        lines.append(f"| {length:,} | {teacher['batch']} | peak MiB (process) | {' | '.join(memory)} | |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lengths", type=int, nargs="+", default=[512, 2048, 8192])
@@ -143,8 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--model", help="the BERT folder or .zip (default: the package's model.zip)")
     parser.add_argument("--texts", default=IMDB_UNSUP, help="JSON Lines of {'text'} (.gz / .xz too)")
+    parser.add_argument("--table", metavar="RESULT_JSON", help="print the table of a results file and exit")
     parser.add_argument("--one", nargs=2, metavar=("FORM", "LENGTH"), help=argparse.SUPPRESS)  # a child process
     args = parser.parse_args(argv)
+    if args.table:
+        print(table(json.loads(Path(args.table).read_text())))
+        return 0
     if args.one:
         row = one_setting(
             args.one[0], int(args.one[1]), args.batch_tokens, args.repeats, args.device, args.model, args.texts
@@ -154,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     import subprocess
 
     rows = []
-    for form in ("softmax", "fastformer"):
+    for form in FORMS:
         for length in args.lengths:
             child = [sys.executable, __file__, "--one", form, str(length), "--batch-tokens", str(args.batch_tokens),
                      "--repeats", str(args.repeats), "--device", args.device, "--texts", args.texts,
@@ -164,11 +199,12 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(rows[-1]), file=sys.stderr)
     d = 384  # all-MiniLM-L6-v2's hidden size
     ratios = []
-    for length in args.lengths:
+    for length, student_form in itertools.product(args.lengths, FORMS[1:]):
         teacher = next(r for r in rows if r["model"] == "softmax" and r["length"] == length)
-        student = next(r for r in rows if r["model"] == "fastformer" and r["length"] == length)
+        student = next(r for r in rows if r["model"] == student_form and r["length"] == length)
         ratios.append(
             dict(
+                student=student_form,
                 length=length,
                 bound=round(1 + length / (6 * d), 2),
                 train_ratio=round(student["train_tokens_per_s"] / teacher["train_tokens_per_s"], 2),
@@ -184,8 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / name).write_text(json.dumps(result, indent=1))
     for r in ratios:
-        print(f"N={r['length']}: student/teacher train {r['train_ratio']}x, inference {r['inference_ratio']}x "
-              f"(bound {r['bound']}x)")  # fmt: skip
+        print(f"{r['student']} N={r['length']}: over the teacher, train {r['train_ratio']}x, "
+              f"inference {r['inference_ratio']}x (bound {r['bound']}x)")  # fmt: skip
     return 0
 
 
