@@ -10,6 +10,11 @@
 # Longer training (the validation score still rose at epoch 3): EPOCHS=10 SETS=abstracts, EPOCHS=6 SETS=titles.
 # Each finished run's metrics.json is copied to benchmarks/news/results/mind-topics/<name>.json (runs found there are
 # skipped).
+# Pretrained starts (PRETRAINED=1 adds their rows, e.g. PRETRAINED=1 JOBS=1 SETS=titles): the shipped distilled
+# student (pretrained/fastformer-minilm-l6-distilled, lr 2e-4), its teacher all-MiniLM-L6-v2 converted exactly
+# (runs/minilm-softmax, made here from the package's model.zip if missing; lr 5e-5) and the shipped IMDB language model
+# (pretrained/fastformer-imdb-clm, lr 5e-4); each with its own WordPiece tokenizer, batch 32, 10 % warm-up, bf16
+# autocast for the MiniLM-size two.
 set -euo pipefail
 MIND=${MIND:-../shared/data/mind}
 SEEDS=${SEEDS:-1 2 3}
@@ -24,6 +29,18 @@ abstracts="--format mind-topics --train $MIND/news_sample.tsv.gz --text-field ti
  --max-length 256"
 glove="--tokenization word --word-vectors glove-6b-50d"
 tag=""; [ "$EPOCHS" != 3 ] && tag="-e$EPOCHS"  # runs of another length are rows of their own
+STUDENT=${STUDENT:-pretrained/fastformer-minilm-l6-distilled}
+TEACHER=${TEACHER:-runs/minilm-softmax}
+if [ "${PRETRAINED:-0}" = 1 ] && [ "${DRY_RUN:-0}" != 1 ] && [ ! -d "$TEACHER" ]; then
+  zip=$(python -c "import importlib.util as u; print(u.find_spec('all_minilm_l6_v2').submodule_search_locations[0])")
+  fastformer convert-bert "$zip/model.zip" "$TEACHER" --attention softmax
+fi
+pretrained_rows() {  # set, data, seed
+  local tuned="--batch-size 32 --warmup 0.1 --seed $3"
+  echo "$1-minilm-student$tag-seed$3 $2 $tuned --init-from $STUDENT --bf16 --learning-rate 2e-4"
+  echo "$1-minilm-teacher$tag-seed$3 $2 $tuned --init-from $TEACHER --architecture softmax --bf16 --learning-rate 5e-5"
+  echo "$1-imdb-clm$tag-seed$3 $2 $tuned --init-from pretrained/fastformer-imdb-clm --learning-rate 5e-4"
+}
 jobs() {
   for set in ${SETS:-titles abstracts}; do
     data="$titles"; [ $set = abstracts ] && data="$abstracts"
@@ -32,6 +49,7 @@ jobs() {
       echo "$set-fastformer-glove$tag-seed$seed $data $glove --seed $seed"
       echo "$set-softmax-glove$tag-seed$seed $data $glove --seed $seed --architecture softmax"
       echo "$set-fastformer-random$tag-seed$seed $data --tokenization word --seed $seed"
+      [ "${PRETRAINED:-0}" = 1 ] && pretrained_rows "$set" "$data" "$seed"
     done
   done
 }

@@ -5,6 +5,9 @@
 # popularity score added (`--popularity`: each candidate's clicks in the training impressions, bucketed, scored).
 # Usage: bash benchmarks/news/news_mind_vectors.sh   (SEEDS="1 2 3"; results in benchmarks/news/results/news-mind/)
 # Table beside the rankers without learning: python benchmarks/summarize_runs.py benchmarks/news/results/news-mind
+# PRETRAINED=1 adds the shipped distilled student as the news encoder (--init-from
+# pretrained/fastformer-minilm-l6-distilled: its WordPiece titles, a fresh user encoder; bf16 autocast), the same
+# recipe otherwise; ONLY='news-fastformer-student-seed1' runs just that one.
 set -euo pipefail
 DATA=${DATA:-../shared/data/mind}
 SEEDS=${SEEDS:-1 2 3}
@@ -26,6 +29,9 @@ jobs() {
       echo "news-$arch-glove-seed$seed $run"
       echo "news-$arch-glove-popularity-seed$seed $run --popularity"
     done
+    [ "${PRETRAINED:-0}" = 1 ] && echo "news-fastformer-student-seed$seed news --train $ROOT/mind-valid --test \
+$ROOT/mind-test --news-fields category,title --epochs 5 --batch-size 32 --learning-rate 1e-4 --seed $seed \
+--logging-steps 5 --init-from pretrained/fastformer-minilm-l6-distilled --bf16"
   done
 }
 source "$(dirname "$0")/../run_sweep.sh"

@@ -342,3 +342,19 @@ def test_a_popularity_model_saves_its_counts_and_ranks_the_same_from_its_folder(
     (out / "news_clicks.tsv").unlink()
     with pytest.raises(SystemExit, match="the model scores popularity, but its counts news_clicks.tsv are missing"):
         main(["evaluate", str(out), "--data", str(first), "--output", str(again), "--overwrite"])
+
+
+def test_bf16_trains_under_autocast_with_float32_weights(mind, tmp_path):
+    """`--bf16` (for a MiniLM-size --init-from news encoder): the Trainer runs with bfloat16 autocast on the CPU,
+    the saved model keeps float32 weights and its ranking metrics are numbers."""
+    from transformers import AutoModel
+
+    out = tmp_path / "news"
+    args = ["train", "news", "--train", str(mind / "valid"), "--test", str(mind / "test"), "--epochs", "1",
+            "--max-train-impressions", "40", "--max-eval-impressions", "40", "--bf16", *TINY]  # fmt: skip
+    assert main([*args, "--output-dir", str(out)]) == 0
+    assert json.loads((out / "run_config.json").read_text())["bf16"] is True
+    checkpoint = next((out / "checkpoints").glob("checkpoint-*"))
+    assert torch.load(checkpoint / "training_args.bin", weights_only=False).bf16
+    assert AutoModel.from_pretrained(out).dtype == torch.float32
+    assert 0 <= json.loads((out / "metrics.json").read_text())["test"]["auc"] <= 1

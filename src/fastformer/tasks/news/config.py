@@ -55,6 +55,12 @@ class NewsConfig(WordInputSettings):
     )
     learning_rate: float = redefault(RunConfig, "learning_rate", 1e-4)
     scheduler: str = redefault(RunConfig, "scheduler", "constant")
+    bf16: bool = setting(
+        False,
+        "bfloat16 autocast on CPU for training (on a GPU with bfloat16 it is always on); evaluation encodes each news "
+        "once and stays float32; for a MiniLM-size --init-from encoder",
+        fingerprint_at_default=False,
+    )
     metric: str = setting("auc", "validation metric that picks the best checkpoint", choices=RANKING_METRICS)
     eval_batch_size: int = setting(256, "impressions scored per batch", minimum=1, shapes_weights=False)
     strict: bool = setting(False, "stop at the first malformed MIND line instead of counting it")
