@@ -121,3 +121,27 @@ def test_the_probe_sweep_runs_from_any_pretrained_folder_without_kept_points():
     )
     assert "--model causal=true" in runs["probe-shipped-scratch-seed2"]  # the folder's encoder fields
     assert "--tokenizer pretrained/fastformer-imdb-clm " in runs["probe-shipped-scratch-seed2"]  # and its tokenizer
+
+
+def test_the_pretrained_rows_of_the_news_sweeps_start_from_the_shipped_folders():
+    """PRETRAINED=1 (DRY_RUN=1): MIND topics lists the distilled student, its teacher and the IMDB language model per
+    seed, each from its folder; news recommendation lists the student as its news encoder with bf16; and without
+    PRETRAINED neither sweep lists them."""
+    import os
+    import subprocess
+
+    def listed(script: str, **env: str) -> dict[str, str]:
+        environment = dict(os.environ, DRY_RUN="1", SEEDS="2", **env)
+        done = subprocess.run(["bash", str(BENCHMARKS / "news" / script)], env=environment, cwd=ROOT,
+                              capture_output=True, text=True, check=True)  # fmt: skip
+        return dict(line.split(" ", 1) for line in done.stdout.splitlines())
+
+    topics = listed("mind_topics.sh", PRETRAINED="1", SETS="titles")
+    assert "--init-from pretrained/fastformer-minilm-l6-distilled --bf16" in topics["titles-minilm-student-seed2"]
+    assert "--init-from runs/minilm-softmax --architecture softmax" in topics["titles-minilm-teacher-seed2"]
+    assert "--init-from pretrained/fastformer-imdb-clm" in topics["titles-imdb-clm-seed2"]
+    news = listed("news_mind_vectors.sh", PRETRAINED="1")
+    student = news["news-fastformer-student-seed2"]
+    assert student.endswith("--init-from pretrained/fastformer-minilm-l6-distilled --bf16")
+    assert not any("minilm" in name for name in listed("mind_topics.sh", SETS="titles"))
+    assert "news-fastformer-student-seed2" not in listed("news_mind_vectors.sh")

@@ -49,7 +49,7 @@ jobs() {
       echo "$set-fastformer-glove$tag-seed$seed $data $glove --seed $seed"
       echo "$set-softmax-glove$tag-seed$seed $data $glove --seed $seed --architecture softmax"
       echo "$set-fastformer-random$tag-seed$seed $data --tokenization word --seed $seed"
-      [ "${PRETRAINED:-0}" = 1 ] && pretrained_rows "$set" "$data" "$seed"
+      if [ "${PRETRAINED:-0}" = 1 ]; then pretrained_rows "$set" "$data" "$seed"; fi
     done
   done
 }

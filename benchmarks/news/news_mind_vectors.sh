@@ -29,9 +29,11 @@ jobs() {
       echo "news-$arch-glove-seed$seed $run"
       echo "news-$arch-glove-popularity-seed$seed $run --popularity"
     done
-    [ "${PRETRAINED:-0}" = 1 ] && echo "news-fastformer-student-seed$seed news --train $ROOT/mind-valid --test \
-$ROOT/mind-test --news-fields category,title --epochs 5 --batch-size 32 --learning-rate 1e-4 --seed $seed \
---logging-steps 5 --init-from pretrained/fastformer-minilm-l6-distilled --bf16"
+    if [ "${PRETRAINED:-0}" = 1 ]; then
+      echo "news-fastformer-student-seed$seed news --train $ROOT/mind-valid --test $ROOT/mind-test --news-fields \
+category,title --epochs 5 --batch-size 32 --learning-rate 1e-4 --seed $seed --logging-steps 5 --init-from \
+pretrained/fastformer-minilm-l6-distilled --bf16"
+    fi
   done
 }
 source "$(dirname "$0")/../run_sweep.sh"
