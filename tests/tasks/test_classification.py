@@ -458,11 +458,27 @@ def test_resume_of_a_complete_run_with_a_damaged_checkpoint_changes_nothing(tmp_
         path.write_bytes(intact)
 
 
+def assert_each_damage_is_refused(base: list[str], start: Path, damages: dict, tmp_path: Path) -> None:
+    """For each (message, damage): a copy of `start` (its checkpoints left out) so damaged, given to `--init-from`,
+    is refused in one line saying the message, before the output folder exists."""
+    import shutil
+
+    for i, (says, damage) in enumerate(damages.items()):
+        folder = tmp_path / f"damaged{i}"
+        shutil.copytree(start, folder, ignore=shutil.ignore_patterns("checkpoints"))
+        damage(folder)
+        out = tmp_path / f"out{i}"
+        with pytest.raises(SystemExit) as refused:
+            main([*base, "--init-from", str(folder), "--output-dir", str(out)])
+        message = str(refused.value.code)
+        assert says in message and "\n" not in message, message
+        assert not out.exists()
+
+
 def test_a_damaged_init_from_folder_is_refused_before_the_run_folder_exists(tmp_path):
     """--init-from a folder with its weights cut short, a config.json that is not JSON, no weights, or tensors of
     other sizes than its config.json: one line naming the file, and no output folder (they were tracebacks, mostly
     after the run folder had been started)."""
-    import shutil
 
     good = tmp_path / "good"
     base = ["train", "--train", str(SST / "sst_train.txt"), "--max-train-examples", "32", "--max-eval-examples", "8",
@@ -483,16 +499,7 @@ def test_a_damaged_init_from_folder_is_refused_before_the_run_folder_exists(tmp_
         "no model.safetensors (the weights are missing)": lambda f: (f / "model.safetensors").unlink(),
         "has shape (32,), its config.json gives (64,)": resize,
     }
-    for i, (says, damage) in enumerate(damages.items()):
-        folder = tmp_path / f"damaged{i}"
-        shutil.copytree(good, folder, ignore=shutil.ignore_patterns("checkpoints"))
-        damage(folder)
-        out = tmp_path / f"out{i}"
-        with pytest.raises(SystemExit) as refused:
-            main([*base, "--init-from", str(folder), "--output-dir", str(out)])
-        message = str(refused.value.code)
-        assert says in message and "\n" not in message, message
-        assert not out.exists()
+    assert_each_damage_is_refused(base, good, damages, tmp_path)
 
 
 def test_a_sharded_bf16_init_from_folder_starts_a_float32_run_and_its_damage_is_refused(tmp_path):
@@ -529,16 +536,7 @@ def test_a_sharded_bf16_init_from_folder_starts_a_float32_run_and_its_damage_is_
         ).write_text("{"),
         ".safetensors: word_embeddings.weight has shape (": resize,  # in whichever shard holds it
     }
-    for i, (says, damage) in enumerate(damages.items()):
-        folder = tmp_path / f"damaged{i}"
-        shutil.copytree(sharded, folder)
-        damage(folder)
-        out = tmp_path / f"out{i}"
-        with pytest.raises(SystemExit) as refused:
-            main([*base, "--init-from", str(folder), "--output-dir", str(out)])
-        message = str(refused.value.code)
-        assert says in message and "\n" not in message, message
-        assert not out.exists()
+    assert_each_damage_is_refused(base, sharded, damages, tmp_path)
 
 
 def test_init_from_speaks_in_the_commands_own_line_not_the_librarys_report(tmp_path):
