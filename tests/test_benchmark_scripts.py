@@ -145,3 +145,39 @@ def test_the_pretrained_rows_of_the_news_sweeps_start_from_the_shipped_folders()
     assert student.endswith("--init-from pretrained/fastformer-minilm-l6-distilled --bf16")
     assert not any("minilm" in name for name in listed("mind_topics.sh", SETS="titles"))
     assert "news-fastformer-student-seed2" not in listed("news_mind_vectors.sh")
+
+
+@pytest.mark.parametrize(
+    ("script", "env"),
+    [
+        ("distill/sets.sh", {}),
+        ("news/mind_topics.sh", {"PRETRAINED": "1"}),
+        ("news/news_mind_vectors.sh", {"PRETRAINED": "1"}),
+    ],
+    ids=["distill-sets", "mind-topics", "news"],
+)
+def test_every_run_a_sweep_lists_parses_with_todays_command_line(script, env, monkeypatch):
+    """Each run of the sweep (DRY_RUN=1) is taken by `fastformer train`'s parser and, where the files it reads are
+    here, by its settings' checks (ranges, choices, files): a flag renamed or a value out of range fails here, not
+    hours into a background sweep."""
+    import os
+    import shlex
+    import subprocess
+
+    from fastformer.cli import train
+    from fastformer.cli.settings import resolve_settings
+
+    monkeypatch.chdir(ROOT)
+    environment = dict(os.environ, DRY_RUN="1", SEEDS="1", **env)
+    done = subprocess.run(["bash", str(BENCHMARKS / script)], env=environment, capture_output=True, text=True,
+                          check=True)  # fmt: skip
+    runs = [line.split(" ", 1) for line in done.stdout.splitlines()]
+    assert runs
+    for name, arguments in runs:
+        words = shlex.split(arguments)
+        task, namespace = train.parse_arguments(words)
+        config_class = train.TASKS[task].config_class
+        reads = [w for w in words if "/" in w and not w.startswith("-") and "=" not in w]
+        if all(Path(w.split(",")[0]).exists() for w in reads):
+            resolve_settings(config_class, namespace, None)
+        assert name
