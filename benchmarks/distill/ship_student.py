@@ -52,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     from transformers import AutoModel, AutoTokenizer
 
     import fastformer.models  # noqa: F401  (registers the Auto classes)
+    from fastformer.engine.init_from import FINE_TUNING_FILE
+    from fastformer.tasks.distill.task import STUDENT_FINE_TUNING
 
     source, output = Path(args.source), Path(args.output)
     student = AutoModel.from_pretrained(str(source), dtype=torch.float32).eval()
@@ -64,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         staged = Path(staging)
         student.to(torch.bfloat16).save_pretrained(staged, max_shard_size=SHARD)
         tokenizer.save_pretrained(staged)
+        (staged / FINE_TUNING_FILE).write_text(json.dumps(STUDENT_FINE_TUNING, indent=2))
         for name, shipped in RUN_FILES.items():
             if (source / name).is_file():
                 shutil.copyfile(source / name, staged / shipped)

@@ -40,6 +40,13 @@ pretrained_rows() {  # set, data, seed
   echo "$1-minilm-student$tag-seed$3 $2 $tuned --init-from $STUDENT --bf16 --learning-rate 2e-4"
   echo "$1-minilm-teacher$tag-seed$3 $2 $tuned --init-from $TEACHER --architecture softmax --bf16 --learning-rate 5e-5"
   echo "$1-imdb-clm$tag-seed$3 $2 $tuned --init-from pretrained/fastformer-imdb-clm --learning-rate 5e-4"
+  # learning-rate sweeps (STUDENT_LRS="5e-5 1e-4 4e-4", TEACHER_LRS=...): rows of their own, -lrX in the name
+  for lr in ${STUDENT_LRS:-}; do
+    echo "$1-minilm-student-lr$lr$tag-seed$3 $2 $tuned --init-from $STUDENT --bf16 --learning-rate $lr"
+  done
+  for lr in ${TEACHER_LRS:-}; do
+    echo "$1-minilm-teacher-lr$lr$tag-seed$3 $2 $tuned --init-from $TEACHER --architecture softmax --bf16 --learning-rate $lr"
+  done
 }
 jobs() {
   for set in ${SETS:-titles abstracts}; do

@@ -119,10 +119,12 @@ def test_folder_round_trip_with_auto_classes(bert_folder, tmp_path, batch):
     assert sorted(p.name for p in out.iterdir()) == [
         "config.json",
         "conversion.json",
+        "fine_tuning.json",
         "model.safetensors",
         "tokenizer.json",
         "tokenizer_config.json",
     ]
+    assert json.loads((out / "fine_tuning.json").read_text())["learning_rate"] == 5e-5  # BERT's recipe
     report = json.loads((out / "conversion.json").read_text())
     assert report["pooling"] == "mean" and report["dropped_tensors"] == ["pooler.dense.bias", "pooler.dense.weight"]
     loaded = AutoModel.from_pretrained(str(out)).eval()

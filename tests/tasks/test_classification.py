@@ -539,6 +539,54 @@ def test_a_sharded_bf16_init_from_folder_starts_a_float32_run_and_its_damage_is_
     assert_each_damage_is_refused(base, sharded, damages, tmp_path)
 
 
+def test_init_from_takes_the_folders_fine_tuning_settings_where_no_flag_or_config_sets_them(tmp_path, capsys):
+    """A folder's fine_tuning.json (what convert-bert, distill and the shipped student write) sets the learning rate,
+    warm-up, batch size and bf16 of a run that starts from it, said in one line; a flag or --config given wins, a
+    setting the task has not is left out; a damaged file, an unknown setting or a wrong type is one line naming the
+    file, before the output folder exists."""
+    base = ["train", "--train", str(SST / "sst_train.txt"), "--max-train-examples", "32", "--max-eval-examples", "8",
+            "--epochs", "1", "--max-length", "64", "--no-progress"]  # fmt: skip
+    start = tmp_path / "start"
+    assert main([*base, *TINY, "--output-dir", str(start)]) == 0
+    recipe = {"learning_rate": 3e-4, "warmup": 0.2, "batch_size": 8, "bf16": True, "_measured": "why, for a reader"}
+    (start / "fine_tuning.json").write_text(json.dumps(recipe))
+    capsys.readouterr()
+    assert main([*base, "--init-from", str(start), "--output-dir", str(tmp_path / "a")]) == 0
+    taken = json.loads((tmp_path / "a" / "run_config.json").read_text())
+    assert (taken["learning_rate"], taken["warmup"], taken["batch_size"], taken["bf16"]) == (3e-4, 0.2, 8, True)
+    said = capsys.readouterr().err
+    assert "its fine-tuning settings: --learning-rate 0.0003 --warmup 0.2 --batch-size 8 --bf16" in said
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"warmup": 0.0}))
+    args = [*base, "--init-from", str(start), "--learning-rate", "1e-4", "--config", str(config)]
+    assert main([*args, "--output-dir", str(tmp_path / "b")]) == 0
+    taken = json.loads((tmp_path / "b" / "run_config.json").read_text())
+    assert (taken["learning_rate"], taken["warmup"], taken["batch_size"]) == (1e-4, 0.0, 8)  # flag, config, folder
+    # distillation and continued pretraining start from a folder without fine-tuning it: its recipe is not theirs
+    from fastformer.cli import train
+    from fastformer.cli.settings import resolve_settings
+
+    for task, extra in (("distill", ["--teacher", str(start)]), ("lm", [])):
+        name, namespace = train.parse_arguments([task, "--train", str(SST / "sst_train.txt"), "--init-from", str(start),
+                                                 *extra])  # fmt: skip
+        cfg = resolve_settings(train.TASKS[name].config_class, namespace, None)
+        assert cfg.learning_rate != 3e-4 and cfg.batch_size != 8, task
+
+    damages = {
+        "fine_tuning.json: not valid JSON": "{",
+        "fine_tuning.json: 'max_length' is not a fine-tuning setting": json.dumps({"max_length": 64}),
+        "fine_tuning.json: batch_size: '8' must be of type int": json.dumps({"batch_size": "8"}),
+        "fine_tuning.json: bf16: 1 must be of type bool": json.dumps({"bf16": 1}),
+    }
+    for i, (says, text) in enumerate(damages.items()):
+        (start / "fine_tuning.json").write_text(text)
+        out = tmp_path / f"refused{i}"
+        with pytest.raises(SystemExit) as refused:
+            main([*base, "--init-from", str(start), "--output-dir", str(out)])
+        assert says in str(refused.value.code) and "\n" not in str(refused.value.code), refused.value.code
+        assert not out.exists()
+
+
 def test_init_from_speaks_in_the_commands_own_line_not_the_librarys_report(tmp_path):
     """`--init-from` as a user runs it (the console script): one line of what was copied and what is new, no
     transformers load report ("MISSING ... newly initialized", read as an error) and no "Loading weights" bars."""

@@ -103,6 +103,7 @@ def test_a_killed_distillation_resumes_to_the_same_student(tiny_pair, tmp_path):
     assert validation["end_to_end_loss_per_depth"][0] == 0  # the embeddings are the teacher's, untouched
     assert 0 < validation["pooled_cosine"] <= 1 and metrics["stage"] == "layerwise"
     assert json.loads((whole / "run_complete.json").read_text())["task"] == "distill"
+    assert "fine_tuning.json" in json.loads((whole / "run_complete.json").read_text())["files"]  # the student's recipe
     shutil.copytree(whole / "tokenizer", cut / "tokenizer")
     shutil.copy(whole / ".fastformer-run", cut / ".fastformer-run")
     shutil.copytree(whole / "checkpoints" / "checkpoint-2", cut / "checkpoints" / "checkpoint-2")

@@ -25,6 +25,7 @@ BOTH = pytest.mark.parametrize(("folder", "attention"), [(SHIPPED, "fastformer")
 def test_the_shipped_folder_is_complete_and_small(folder, attention):
     names = {p.name for p in folder.iterdir()}
     assert {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "README.md"} <= names
+    assert json.loads((folder / "fine_tuning.json").read_text())["learning_rate"] == 5e-4  # the card's recipe
     assert all(p.stat().st_size <= 15 * 2**20 for p in folder.iterdir())
     assert json.loads((folder / "config.json").read_text())["attention_type"] == attention
 

@@ -29,6 +29,7 @@ def mean_pooled(model, batch) -> torch.Tensor:
 def test_the_folder_is_whole_small_and_licensed():
     names = {p.name for p in STUDENT.iterdir()}
     assert {"config.json", "model.safetensors.index.json", "tokenizer.json", "README.md", "LICENSE", "NOTICE"} <= names
+    assert "fine_tuning.json" in names  # the recipe --init-from takes
     assert all(p.stat().st_size <= 48_000_000 for p in STUDENT.iterdir())  # the repository's limit a file
     shards = set(json.loads((STUDENT / "model.safetensors.index.json").read_text())["weight_map"].values())
     assert len(shards) >= 2 and shards <= names
@@ -83,11 +84,20 @@ def test_it_embeds_sentences_as_its_teacher_does():
 
 @pytest.mark.slow
 def test_it_fine_tunes_from_the_command_line_in_float32(reviews_csv, tmp_path):  # noqa: F811
-    """`--init-from` the shipped bf16 folder on a user's CSV (100 real reviews): a classifier with float32 weights,
-    the encoder moved by training, its local mixing kept."""
+    """`--init-from` the shipped bf16 folder on a user's CSV (100 real reviews), no recipe given: the folder's
+    (fine_tuning.json: its learning rate, warm-up and bf16; the batch size given wins); a classifier with float32
+    weights, the encoder moved by training, its local mixing kept."""
     out = tmp_path / "ft"
-    args = [*classify(reviews_csv), "--init-from", str(STUDENT), "--bf16", "--batch-size", "16"]
-    assert main([*args, "--learning-rate", "2e-4", "--output-dir", str(out)]) == 0
+    args = [*classify(reviews_csv), "--init-from", str(STUDENT), "--batch-size", "16"]
+    assert main([*args, "--output-dir", str(out)]) == 0
+    recipe = json.loads((STUDENT / "fine_tuning.json").read_text())
+    settings = json.loads((out / "run_config.json").read_text())
+    assert (settings["learning_rate"], settings["warmup"], settings["bf16"], settings["batch_size"]) == (
+        recipe["learning_rate"],
+        recipe["warmup"],
+        True,
+        16,
+    )
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["init_from"]["architectures"] == ["FastformerModel"]
     assert 0 <= metrics["validation"]["accuracy"] <= 1

@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 import typing
 from typing import Any
 
+from fastformer.engine.init_from import InitFromError, fine_tuning_defaults
 from fastformer.engine.settings import SettingError, base_type, field_types, load_config_file
 
 
@@ -134,8 +136,25 @@ def resolve_settings(cls: type, namespace: argparse.Namespace, defaults: dict[st
         values[f"{split}_where"] = {**(values[f"{split}_where"] or {}), key: value}
     if "has_header" in given:
         given["has_header"] = given["has_header"] == "yes"
+    folder = given.get("init_from") or values.get("init_from")
+    if folder and getattr(cls, "FINE_TUNES_FROM_FOLDER", False):  # its own recipe, under --config and the flags
+        values = {**from_folder(cls, folder, values, given), **values}
     values.update(given)
     return cls.from_dict(values)
+
+
+def from_folder(cls: type, folder: str, values: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """The --init-from folder's fine_tuning.json settings that neither --config nor a flag sets, said in one line on
+    standard error (fastformer.engine.init_from.fine_tuning_defaults; a field `cls` has not is left out)."""
+    try:
+        recipe = fine_tuning_defaults(folder, {f.name for f in dataclasses.fields(cls)})
+    except InitFromError as error:
+        raise ValueError(str(error)) from None
+    taken = {k: v for k, v in recipe.items() if k not in values and k not in given}
+    if taken:
+        flags = " ".join(flag_name(k) if v is True else f"{flag_name(k)} {v}" for k, v in taken.items())
+        print(f"--init-from {folder}: its fine-tuning settings: {flags} (a flag given wins)", file=sys.stderr)
+    return taken
 
 
 def verb_classes(verb: str) -> dict[str, type]:

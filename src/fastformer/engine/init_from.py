@@ -51,6 +51,50 @@ class InitFromError(ValueError):
     """A pretrained folder that cannot start this run; the message names the setting and both values."""
 
 
+# A pretrained folder may say how it is best fine-tuned (fine_tuning.json: the settings its fine-tuning runs used and
+# were measured with, e.g. the shipped student's learning rate chosen on validation): `--init-from` takes them where
+# the command line and --config do not set them, so `fastformer train --train my.csv --init-from DIR` needs no
+# recipe of its own. Only settings that shape the optimisation, not the data or the model.
+FINE_TUNING_FILE = "fine_tuning.json"
+FINE_TUNING_FIELDS = {
+    "learning_rate": float,
+    "warmup": float,
+    "batch_size": int,
+    "epochs": float,
+    "scheduler": str,
+    "weight_decay": float,
+    "bf16": bool,
+}
+
+
+def fine_tuning_defaults(folder: str | Path, fields: set[str]) -> dict[str, Any]:
+    """The folder's fine_tuning.json settings that a run with these config `fields` takes ({} when there is no
+    file); a damaged file, an unknown setting or a value of the wrong type is an InitFromError naming the file."""
+    path = Path(folder) / FINE_TUNING_FILE
+    if not path.is_file():
+        return {}
+    try:
+        recipe = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InitFromError(f"--init-from {path}: not valid JSON ({error})") from None
+    if not isinstance(recipe, dict):
+        raise InitFromError(f"--init-from {path}: expected a JSON object of settings")
+    chosen = {}
+    for key, value in recipe.items():
+        if key.startswith("_"):  # "_measured": why these values, for the reader
+            continue
+        kind = FINE_TUNING_FIELDS.get(key)
+        if kind is None:
+            raise InitFromError(
+                f"--init-from {path}: {key!r} is not a fine-tuning setting ({', '.join(FINE_TUNING_FIELDS)})"
+            )
+        if isinstance(value, bool) != (kind is bool) or not isinstance(value, (int, float) if kind is float else kind):
+            raise InitFromError(f"--init-from {path}: {key}: {value!r} must be of type {kind.__name__}")
+        if key in fields:
+            chosen[key] = kind(value)
+    return chosen
+
+
 def pretrained_config(folder: str | Path):
     """The FastformerConfig of a pretrained folder (one line naming the folder when it has none)."""
     from fastformer.models.fastformer import FastformerConfig

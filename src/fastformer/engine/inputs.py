@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from fastformer.engine.folder import TOKENIZER_STAMP, files_in, remove_written
 from fastformer.engine.settings import RunConfig, SettingError, setting
@@ -198,6 +198,9 @@ class TokenizerSettings(RunConfig):
 class WordInputSettings(TokenizerSettings):
     """A run whose tokenizer may be word level, with pretrained word vectors (as the paper)."""
 
+    # a fine-tuning task: `--init-from DIR` takes the folder's fine_tuning.json where no flag sets those settings
+    FINE_TUNES_FROM_FOLDER: ClassVar[bool] = True
+
     tokenization: str | None = setting(
         None,
         "trained tokenizer: wordpiece or word (lower-cased words and punctuation split as NLTK's word_tokenize, as "
@@ -217,7 +220,8 @@ class WordInputSettings(TokenizerSettings):
     init_from: str | None = setting(
         None,
         "start from a pretrained folder (`fastformer train pretrain`, or any saved fastformer model): its tokenizer "
-        "and encoder weights, a fresh head (decoder, user encoder); --model may change dropouts, not sizes",
+        "and encoder weights, a fresh head (decoder, user encoder), and its fine_tuning.json settings (learning rate, "
+        "warm-up, batch size, bf16) where no flag sets them; --model may change dropouts, not sizes",
         paths="folder",
     )
     layer_lr_decay: float = setting(
