@@ -1,7 +1,8 @@
 # Sourced by the sweep scripts: `sweep` reads "<name> <fastformer train arguments>" lines on stdin and runs them, JOBS
 # side by side with THREADS threads each, into $OUT/<name> (log: $OUT/<name>.log, --resume: a killed run continues);
 # each finished run's metrics.json is copied to $RESULTS/<name>.json, to be committed, and a run whose file exists
-# there is skipped. DRY_RUN=1 lists the runs instead.
+# there is skipped. DRY_RUN=1 lists the runs instead. `converted_teacher DIR` makes the
+# distillation's teacher folder a sweep starts from.
 run_one() {
   local name=$1; shift
   [ -f "$RESULTS/$name.json" ] && return 0
@@ -18,4 +19,10 @@ sweep() {
   if [ "${DRY_RUN:-0}" = 1 ]; then cat; return 0; fi
   export -f run_one; export OUT RESULTS THREADS
   xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
+}
+converted_teacher() {  # DIR: all-MiniLM-L6-v2 converted exactly into DIR, from the package's model.zip, if missing
+  if [ "${DRY_RUN:-0}" = 1 ] || [ -d "$1" ]; then return 0; fi
+  local zip
+  zip=$(python -c "import importlib.util as u; print(u.find_spec('all_minilm_l6_v2').submodule_search_locations[0])")
+  fastformer convert-bert "$zip/model.zip" "$1" --attention softmax
 }

@@ -123,18 +123,25 @@ def test_the_probe_sweep_runs_from_any_pretrained_folder_without_kept_points():
     assert "--tokenizer pretrained/fastformer-imdb-clm " in runs["probe-shipped-scratch-seed2"]  # and its tokenizer
 
 
+def dry_run(script: str, **env: str) -> dict[str, str]:
+    """{run name: its `fastformer train` arguments} as a sweep under benchmarks/ lists them (DRY_RUN=1, run from the
+    repository root with `env` set)."""
+    import os
+    import subprocess
+
+    environment = dict(os.environ, DRY_RUN="1", **env)
+    done = subprocess.run(["bash", str(BENCHMARKS / script)], env=environment, cwd=ROOT, capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    return dict(line.split(" ", 1) for line in done.stdout.splitlines())
+
+
 def test_the_pretrained_rows_of_the_news_sweeps_start_from_the_shipped_folders():
     """PRETRAINED=1 (DRY_RUN=1): MIND topics lists the distilled student, its teacher and the IMDB language model per
     seed, each from its folder; news recommendation lists the student as its news encoder with bf16; and without
     PRETRAINED neither sweep lists them."""
-    import os
-    import subprocess
 
     def listed(script: str, **env: str) -> dict[str, str]:
-        environment = dict(os.environ, DRY_RUN="1", SEEDS="2", **env)
-        done = subprocess.run(["bash", str(BENCHMARKS / "news" / script)], env=environment, cwd=ROOT,
-                              capture_output=True, text=True, check=True)  # fmt: skip
-        return dict(line.split(" ", 1) for line in done.stdout.splitlines())
+        return dry_run(f"news/{script}", SEEDS="2", **env)
 
     topics = listed("mind_topics.sh", PRETRAINED="1", SETS="titles")
     assert "--init-from pretrained/fastformer-minilm-l6-distilled --bf16" in topics["titles-minilm-student-seed2"]
@@ -160,20 +167,15 @@ def test_every_run_a_sweep_lists_parses_with_todays_command_line(script, env, mo
     """Each run of the sweep (DRY_RUN=1) is taken by `fastformer train`'s parser and, where the files it reads are
     here, by its settings' checks (ranges, choices, files): a flag renamed or a value out of range fails here, not
     hours into a background sweep."""
-    import os
     import shlex
-    import subprocess
 
     from fastformer.cli import train
     from fastformer.cli.settings import resolve_settings
 
     monkeypatch.chdir(ROOT)
-    environment = dict(os.environ, DRY_RUN="1", SEEDS="1", **env)
-    done = subprocess.run(["bash", str(BENCHMARKS / script)], env=environment, capture_output=True, text=True,
-                          check=True)  # fmt: skip
-    runs = [line.split(" ", 1) for line in done.stdout.splitlines()]
+    runs = dry_run(script, SEEDS="1", **env)
     assert runs
-    for name, arguments in runs:
+    for name, arguments in runs.items():
         words = shlex.split(arguments)
         task, namespace = train.parse_arguments(words)
         config_class = train.TASKS[task].config_class

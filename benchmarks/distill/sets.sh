@@ -25,10 +25,8 @@ RESULTS=${RESULTS:-benchmarks/distill/results/sets}
 STUDENT=${STUDENT:-pretrained/fastformer-minilm-l6-distilled}
 TEACHER=${TEACHER:-runs/minilm-softmax}
 GROUPS_=${*:-yelp5 imdb8}
-if [ "${DRY_RUN:-0}" != 1 ] && [ ! -d "$TEACHER" ]; then
-  zip=$(python -c "import importlib.util as u; print(u.find_spec('all_minilm_l6_v2').submodule_search_locations[0])")
-  fastformer convert-bert "$zip/model.zip" "$TEACHER" --attention softmax
-fi
+source "$(dirname "$0")/../run_sweep.sh"
+converted_teacher "$TEACHER"
 recipe="--batch-size 32 --warmup 0.1 --bf16 --evaluations-per-epoch 4"
 student="--init-from $STUDENT --learning-rate 2e-4"
 teacher="--init-from $TEACHER --architecture softmax --learning-rate 5e-5"
@@ -54,5 +52,4 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
     esac
   done
 }
-source "$(dirname "$0")/../run_sweep.sh"
 jobs | grep -E "^(${ONLY:-.*}) " | sweep  # ONLY='yelp5-minilm-student512-seed1|...': just these runs

@@ -36,13 +36,6 @@ def sentences(count: int = 8) -> list[str]:
         return [line.rstrip("\n").split("\t", 1)[1] for _, line in zip(range(count), f, strict=False)]
 
 
-def mean_pooled(model, batch) -> torch.Tensor:
-    with torch.no_grad():
-        hidden = model(**batch).last_hidden_state.float()
-    mask = batch["attention_mask"].unsqueeze(-1).float()
-    return (hidden * mask).sum(1) / mask.sum(1)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("source", help="the student's folder (float32, a FastformerModel)")
@@ -53,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import fastformer.models  # noqa: F401  (registers the Auto classes)
     from fastformer.engine.init_from import FINE_TUNING_FILE
+    from fastformer.tasks.distill.loss import mean_pool
     from fastformer.tasks.distill.task import STUDENT_FINE_TUNING
 
     source, output = Path(args.source), Path(args.output)
@@ -84,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     shipped = AutoModel.from_pretrained(str(output), dtype=torch.float32).eval()
     batch = tokenizer(sentences(), padding=True, return_tensors="pt")
     original = AutoModel.from_pretrained(str(source), dtype=torch.float32).eval()
-    a, b = mean_pooled(original, batch), mean_pooled(shipped, batch)
+    with torch.no_grad():
+        a, b = (mean_pool(m(**batch).last_hidden_state, batch["attention_mask"].bool()) for m in (original, shipped))
     cosine = torch.nn.functional.cosine_similarity(a, b).min().item()
     report = dict(
         files={p.name: p.stat().st_size for p in sorted(output.iterdir()) if p.name.startswith("model")},

@@ -31,10 +31,8 @@ glove="--tokenization word --word-vectors glove-6b-50d"
 tag=""; [ "$EPOCHS" != 3 ] && tag="-e$EPOCHS"  # runs of another length are rows of their own
 STUDENT=${STUDENT:-pretrained/fastformer-minilm-l6-distilled}
 TEACHER=${TEACHER:-runs/minilm-softmax}
-if [ "${PRETRAINED:-0}" = 1 ] && [ "${DRY_RUN:-0}" != 1 ] && [ ! -d "$TEACHER" ]; then
-  zip=$(python -c "import importlib.util as u; print(u.find_spec('all_minilm_l6_v2').submodule_search_locations[0])")
-  fastformer convert-bert "$zip/model.zip" "$TEACHER" --attention softmax
-fi
+source "$(dirname "$0")/../run_sweep.sh"
+if [ "${PRETRAINED:-0}" = 1 ]; then converted_teacher "$TEACHER"; fi
 pretrained_rows() {  # set, data, seed
   local tuned="--batch-size 32 --warmup 0.1 --seed $3"
   echo "$1-minilm-student$tag-seed$3 $2 $tuned --init-from $STUDENT --bf16 --learning-rate 2e-4"
@@ -60,5 +58,4 @@ jobs() {
     done
   done
 }
-source "$(dirname "$0")/../run_sweep.sh"
 jobs | sweep

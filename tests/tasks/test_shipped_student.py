@@ -13,6 +13,7 @@ from transformers import AutoModel, AutoTokenizer
 
 import fastformer.models  # noqa: F401  (registers the Auto classes)
 from fastformer.cli.main import main
+from fastformer.tasks.distill.loss import mean_pool
 from tests.helpers import sst5_sentences, teacher_zip
 from tests.tasks.test_pretraining import classify, reviews_csv  # noqa: F401  (the fixture: 100 real reviews)
 
@@ -20,10 +21,9 @@ STUDENT = Path(__file__).resolve().parents[2] / "pretrained" / "fastformer-minil
 
 
 def mean_pooled(model, batch) -> torch.Tensor:
+    """The sentence embedding all-MiniLM-L6-v2 is used for: the mean of the last hidden states over real tokens."""
     with torch.no_grad():
-        hidden = model(**batch).last_hidden_state.float()
-    mask = batch["attention_mask"].unsqueeze(-1).float()
-    return (hidden * mask).sum(1) / mask.sum(1)
+        return mean_pool(model(**batch).last_hidden_state, batch["attention_mask"].bool())
 
 
 def test_the_folder_is_whole_small_and_licensed():

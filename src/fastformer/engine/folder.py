@@ -150,17 +150,18 @@ def model_files_problem(folder: Path) -> str | None:
     if config.is_file() and (why := json_problem(config)):
         return f"{config}: damaged, {why}"
     index = folder / "model.safetensors.index.json"
-    if not (folder / "model.safetensors").is_file() and index.is_file():
-        if why := json_problem(index):
-            return f"{index}: damaged, {why}"
-        if not weight_files(folder):
-            return f"{index}: damaged, no weight_map naming the shards"
-    for weights in weight_files(folder):
+    sharded = not (folder / "model.safetensors").is_file() and index.is_file()
+    if sharded and (why := json_problem(index)):
+        return f"{index}: damaged, {why}"
+    files = weight_files(folder)
+    if sharded and not files:
+        return f"{index}: damaged, no weight_map naming the shards"
+    for weights in files:
         if not weights.is_file():
             return f"{weights}: missing (named by {index.name})"
         if why := safetensors_problem(weights):
             return f"{weights}: damaged ({why})"
-    if config.is_file() and not weight_files(folder):
+    if config.is_file() and not files:
         return f"{folder}: config.json but no model.safetensors (the weights are missing)"
     return None
 
