@@ -25,18 +25,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def read_flags(args: argparse.Namespace) -> tuple[argparse.Namespace, dict[str, str] | None]:
-    """(the flags but --where, the --where filter), every flag checked before the folder is read, or a one-line
-    exit."""
-    from fastformer.cli.settings import check_verb_flags
-
+    """(the flags but --where, the --where filter), or a one-line exit."""
     where = getattr(args, "where", [])
     bad = [item for item in where if "=" not in item]
     if bad:
         raise SystemExit(f"fastformer evaluate: --where {bad[0]!r}: expected KEY=VALUE")
     given = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "where"})
-    where = dict(item.split("=", 1) for item in where) or None
-    check_verb_flags("evaluate", given, ("model_dir",), where=where)
-    return given, where
+    return given, dict(item.split("=", 1) for item in where) or None
 
 
 def output_path(model_dir: str, settings, companion: str | None = None) -> Path:
@@ -74,17 +69,11 @@ def output_path(model_dir: str, settings, companion: str | None = None) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fastformer.cli.settings import verb_settings
+    from fastformer.cli.settings import open_run_folder
     from fastformer.data import DataError
-    from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
 
     given, where = read_flags(args)
-    try:
-        task, architecture = task_for_verb(args.model_dir, "evaluate")
-    except NotARunFolder as error:
-        raise SystemExit(f"fastformer evaluate: {error}") from None
-    settings = verb_settings("evaluate", task, given, ("model_dir",), where=where)[0]
-    runner = TASKS[task]()
+    runner, _, architecture, settings, _ = open_run_folder("evaluate", given, ("model_dir",), where=where)
     out = output_path(args.model_dir, settings, runner.evaluation_file)
     try:
         metrics = runner.evaluate_folder(args.model_dir, architecture, settings, out)

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fastformer.cli.settings import RunFolder
 
 HELP = "explain predictions: each word shaded by the model's additive-attention weights (HTML, PNG)"
 
@@ -49,17 +53,17 @@ def _texts(args: argparse.Namespace) -> list[tuple[str, str]]:
     return named
 
 
-def explain_folder(args: argparse.Namespace, settings, task: str, architecture: str | None, output: Path) -> int:
+def explain_folder(folder: RunFolder, output: Path) -> int:
     """A task explained per user of a data folder (news): one page for the user's impression."""
+    args, task = folder.args, folder.task
     from fastformer.data import DataError
-    from fastformer.tasks.registry import TASKS
 
     if not args.user or not args.data:
         _fail(f"a {task} run is explained per user: give --user ID and --data (a MIND folder)")
     if args.texts:
         _fail(f"a {task} run is explained per user (--user), not per text")
     try:
-        explanation = TASKS[task]().explain_folder(args.model_dir, architecture, settings)
+        explanation = folder.runner.explain_folder(args.model_dir, folder.architecture, folder.settings)
     except (DataError, ValueError, OSError) as error:
         _fail(str(error))
     output.mkdir(parents=True, exist_ok=True)
@@ -76,21 +80,15 @@ def explain_folder(args: argparse.Namespace, settings, task: str, architecture: 
 
 
 def run(args: argparse.Namespace) -> int:
-    from fastformer.cli.settings import check_verb_flags, verb_settings
+    from fastformer.cli.settings import open_run_folder
     from fastformer.data import DataError
     from fastformer.interpret import View, explain
-    from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
 
-    check_verb_flags("explain", args, ("model_dir", "texts"))
-    try:
-        task, architecture = task_for_verb(args.model_dir, "explain")
-    except NotARunFolder as error:
-        _fail(str(error))
-    settings, args = verb_settings("explain", task, args, ("model_dir", "texts"))
+    folder = open_run_folder("explain", args, ("model_dir", "texts"))
+    runner, architecture, args = folder.runner, folder.architecture, folder.args
     output = Path(args.output_dir) if args.output_dir else Path(args.model_dir) / "explanations"
-    runner = TASKS[task]()
     if not runner.reads_texts:
-        return explain_folder(args, settings, task, architecture, output)
+        return explain_folder(folder, output)
     named = _texts(args)
     try:
         model, tokenizer, generation = runner.explained_model(args.model_dir, architecture)

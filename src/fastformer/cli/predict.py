@@ -47,18 +47,11 @@ def predict_folder(args: argparse.Namespace, runner, architecture: str | None, s
 
 
 def run(args: argparse.Namespace) -> int:
-    from fastformer.cli.settings import check_verb_flags, verb_settings
+    from fastformer.cli.settings import open_run_folder
     from fastformer.cli.streaming import inputs, stream
     from fastformer.data import DataError
-    from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
 
-    check_verb_flags("predict", args, ("model_dir", "texts"))
-    try:
-        task, architecture = task_for_verb(args.model_dir, "predict")
-    except NotARunFolder as error:
-        raise SystemExit(f"fastformer predict: {error}") from None
-    settings, args = verb_settings("predict", task, args, ("model_dir", "texts"))
-    runner = TASKS[task]()
+    runner, task, architecture, settings, args = open_run_folder("predict", args, ("model_dir", "texts"))
     if not runner.reads_texts:
         if args.texts:
             raise SystemExit(f"fastformer predict: a {task} run predicts over a data folder (--data), not texts")

@@ -14,7 +14,7 @@ import dataclasses
 import json
 import sys
 import typing
-from typing import Any
+from typing import Any, NamedTuple
 
 from fastformer.engine.init_from import InitFromError, fine_tuning_defaults
 from fastformer.engine.settings import SettingError, base_type, field_types, load_config_file
@@ -237,3 +237,29 @@ def verb_settings(verb: str, task: str, namespace: argparse.Namespace, positiona
     settings = _verb_settings_or_exit(verb, cls, given)
     fields = {name: getattr(settings, name) for name in names}
     return settings, argparse.Namespace(**{k: getattr(namespace, k) for k in positional}, **fields)
+
+
+class RunFolder(NamedTuple):
+    """A run folder opened for a verb: the task's object, its name, the folder's architecture, the verb's settings
+    and the namespace with every setting's field (`open_run_folder`)."""
+
+    runner: Any
+    task: str
+    architecture: str | None
+    settings: Any
+    args: argparse.Namespace
+
+
+def open_run_folder(verb: str, namespace: argparse.Namespace, positional: tuple[str, ...], **values: Any) -> RunFolder:
+    """`fastformer VERB DIR ...` up to the work: the flags checked (`check_verb_flags`, before the folder is looked
+    at), the folder's task (a folder no run wrote, or a task without the verb: the one-line exit) and its settings
+    (`verb_settings`)."""
+    from fastformer.tasks.registry import TASKS, NotARunFolder, task_for_verb
+
+    check_verb_flags(verb, namespace, positional, **values)
+    try:
+        task, architecture = task_for_verb(namespace.model_dir, verb)
+    except NotARunFolder as error:
+        raise SystemExit(f"fastformer {verb}: {error}") from None
+    settings, args = verb_settings(verb, task, namespace, positional, **values)
+    return RunFolder(TASKS[task](), task, architecture, settings, args)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -110,21 +110,13 @@ class Explanation:
         return [(self.words[i].text, float(weights[i])) for i in order]
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything as JSON-ready lists (what the HTML page embeds)."""
-        return dict(
-            task=self.task,
-            text=self.text,
-            words=[dict(text=w.text, start=w.start, end=w.end, read=w.read) for w in self.words],
-            layers=[{k: np.round(v, 6).tolist() for k, v in layer.items()} for layer in self.layers],
-            pooling=None if self.pooling is None else np.round(self.pooling, 6).tolist(),
-            prediction=self.prediction,
-            faithfulness=self.faithfulness,
-            outside_words=self.outside_words,
-            tokens_read=self.tokens_read,
-            tokens_total=self.tokens_total,
-            words_not_shown=self.words_not_shown,
-            unknown_words=self.unknown_words,
-        )
+        """Everything as JSON-ready lists (what the HTML page embeds): every field, the arrays rounded."""
+        return {
+            **{f.name: getattr(self, f.name) for f in fields(self)},
+            "words": [asdict(w) for w in self.words],
+            "layers": [{k: np.round(v, 6).tolist() for k, v in layer.items()} for layer in self.layers],
+            "pooling": None if self.pooling is None else np.round(self.pooling, 6).tolist(),
+        }
 
     def to_html(self, view: View | None = None, page_words: int = 400) -> str:
         """One self-contained HTML page (no network): the text shaded by the chosen weights, with controls."""
