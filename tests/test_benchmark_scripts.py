@@ -137,7 +137,7 @@ def dry_run(script: str, **env: str) -> dict[str, str]:
 
 def test_the_pretrained_rows_of_the_news_sweeps_start_from_the_shipped_folders():
     """PRETRAINED=1 (DRY_RUN=1): MIND topics lists the distilled student, its teacher and the IMDB language model per
-    seed, each from its folder; news recommendation lists the student as its news encoder with bf16; and without
+    seed, each from its folder; news recommendation lists the student (also with slowed layers) and its teacher as news encoders with bf16; and without
     PRETRAINED neither sweep lists them."""
 
     def listed(script: str, **env: str) -> dict[str, str]:
@@ -147,9 +147,10 @@ def test_the_pretrained_rows_of_the_news_sweeps_start_from_the_shipped_folders()
     assert "--init-from pretrained/fastformer-minilm-l6-distilled --bf16" in topics["titles-minilm-student-seed2"]
     assert "--init-from runs/minilm-softmax --architecture softmax" in topics["titles-minilm-teacher-seed2"]
     assert "--init-from pretrained/fastformer-imdb-clm" in topics["titles-imdb-clm-seed2"]
-    news = listed("news_mind_vectors.sh", PRETRAINED="1")
-    student = news["news-fastformer-student-seed2"]
-    assert student.endswith("--init-from pretrained/fastformer-minilm-l6-distilled --bf16")
+    news = listed("news_mind_vectors.sh", PRETRAINED="1", LAYER_LR_DECAYS="0.5")
+    assert "--bf16 --init-from pretrained/fastformer-minilm-l6-distilled" in news["news-fastformer-student-seed2"]
+    assert "--init-from runs/minilm-softmax --architecture softmax" in news["news-softmax-teacher-seed2"]
+    assert news["news-fastformer-student-lrd0.5-seed2"].endswith("--layer-lr-decay 0.5")
     assert not any("minilm" in name for name in listed("mind_topics.sh", SETS="titles"))
     assert "news-fastformer-student-seed2" not in listed("news_mind_vectors.sh")
 
@@ -159,7 +160,7 @@ def test_the_pretrained_rows_of_the_news_sweeps_start_from_the_shipped_folders()
     [
         ("distill/sets.sh", {}),
         ("news/mind_topics.sh", {"PRETRAINED": "1"}),
-        ("news/news_mind_vectors.sh", {"PRETRAINED": "1"}),
+        ("news/news_mind_vectors.sh", {"PRETRAINED": "1", "LAYER_LR_DECAYS": "0.5"}),
     ],
     ids=["distill-sets", "mind-topics", "news"],
 )

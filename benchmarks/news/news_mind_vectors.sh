@@ -7,7 +7,10 @@
 # Table beside the rankers without learning: python benchmarks/summarize_runs.py benchmarks/news/results/news-mind
 # PRETRAINED=1 adds the shipped distilled student as the news encoder (--init-from
 # pretrained/fastformer-minilm-l6-distilled: its WordPiece titles, a fresh user encoder; bf16 autocast), the same
-# recipe otherwise; ONLY='news-fastformer-student-seed1' runs just that one.
+# recipe otherwise; ONLY='news-fastformer-student-seed1' runs just that one), and its teacher all-MiniLM-L6-v2
+# converted exactly (runs/minilm-softmax, made from the package's model.zip if missing) as a softmax news encoder.
+# LAYER_LR_DECAYS="0.5 0.2" adds student rows whose pretrained layers learn slower (--layer-lr-decay: the top one at
+# 1e-4 x d, each below x d again), against the overfitting the first student row showed.
 set -euo pipefail
 DATA=${DATA:-../shared/data/mind}
 SEEDS=${SEEDS:-1 2 3}
@@ -16,6 +19,8 @@ THREADS=${THREADS:-1}
 OUT=${OUT:-runs/news-mind-vectors}
 RESULTS=${RESULTS:-benchmarks/news/results/news-mind}
 ROOT=runs/news-mind
+STUDENT=${STUDENT:-pretrained/fastformer-minilm-l6-distilled}
+TEACHER=${TEACHER:-runs/minilm-softmax}
 # the conversion prints its counts on stdout: not in a DRY_RUN listing (whose lines are the runs alone)
 for split in valid test; do
   [ -f $ROOT/mind-$split/behaviors.tsv ] || [ "${DRY_RUN:-0}" = 1 ] \
@@ -30,11 +35,16 @@ jobs() {
       echo "news-$arch-glove-popularity-seed$seed $run --popularity"
     done
     if [ "${PRETRAINED:-0}" = 1 ]; then
-      echo "news-fastformer-student-seed$seed news --train $ROOT/mind-valid --test $ROOT/mind-test --news-fields \
-category,title --epochs 5 --batch-size 32 --learning-rate 1e-4 --seed $seed --logging-steps 5 --init-from \
-pretrained/fastformer-minilm-l6-distilled --bf16"
+      tuned="news --train $ROOT/mind-valid --test $ROOT/mind-test --news-fields category,title --epochs 5 \
+ --batch-size 32 --learning-rate 1e-4 --seed $seed --logging-steps 5 --bf16"
+      echo "news-fastformer-student-seed$seed $tuned --init-from $STUDENT"
+      echo "news-softmax-teacher-seed$seed $tuned --init-from $TEACHER --architecture softmax"
+      for decay in ${LAYER_LR_DECAYS:-}; do  # the pretrained layers slowed, the fresh user encoder at 1e-4
+        echo "news-fastformer-student-lrd$decay-seed$seed $tuned --init-from $STUDENT --layer-lr-decay $decay"
+      done
     fi
   done
 }
 source "$(dirname "$0")/../run_sweep.sh"
+if [ "${PRETRAINED:-0}" = 1 ]; then converted_teacher "$TEACHER"; fi
 jobs | grep -E "^(${ONLY:-.*}) " | sweep  # ONLY='NAME|NAME': just these runs
