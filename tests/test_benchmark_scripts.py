@@ -137,8 +137,8 @@ def dry_run(script: str, **env: str) -> dict[str, str]:
 
 def test_the_pretrained_rows_of_the_news_sweeps_start_from_the_shipped_folders():
     """PRETRAINED=1 (DRY_RUN=1): MIND topics lists the distilled student, its teacher and the IMDB language model per
-    seed, each from its folder; news recommendation lists the student (also with slowed layers) and its teacher as news encoders with bf16; and without
-    PRETRAINED neither sweep lists them."""
+    seed, each from its folder; news recommendation lists the student (also with slowed layers) and its teacher as
+    news encoders with bf16; and without PRETRAINED neither sweep lists them."""
 
     def listed(script: str, **env: str) -> dict[str, str]:
         return dry_run(f"news/{script}", SEEDS="2", **env)
