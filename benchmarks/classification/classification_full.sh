@@ -10,7 +10,8 @@
 # resumes (--resume). JOBS runs side by side, THREADS threads each (2 x 1 on the 2-core machine).
 # Rows: fastformer512-glove, softmax512-glove (the Transformer baseline with the same vectors), fastformer512-random
 # (word level, random embeddings: the initialisation ablation), fastformer512-wordpiece (WordPiece, random
-# embeddings: the default inputs before word vectors), fastformer1024-glove and qvhead-glove (no layer sharing) on IMDB,
+# embeddings: the default inputs before word vectors), fastformer1024-glove, qvhead-glove (no layer sharing) and
+# localmix3-glove (local mixing, kernel 3) on IMDB,
 # TF-IDF + LR, NBSVM; the interaction and sharing ablations on Yelp-5 with vectors.
 set -euo pipefail
 IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
@@ -62,6 +63,8 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
           echo "$group-softmax512-glove-seed$seed $data $glove --seed $seed --max-length 512 --architecture softmax"
           echo "$group-fastformer1024-glove-seed$seed $data $glove --seed $seed --max-length 1024"
           echo "$group-fastformer512-random-seed$seed $data $word --seed $seed --max-length 512"
+          # local mixing (issue 44): a kernel-3 depthwise convolution on q/k/v, from scratch, the recipe otherwise
+          echo "$group-localmix3-glove-seed$seed $data $glove --seed $seed --max-length 512 --model local_mixing=3"
           # the best sharing variant on Yelp-5 (no layer sharing): does it carry to long reviews?
           echo "$group-qvhead-glove-seed$seed $data $glove --seed $seed --max-length 512 --model layer_sharing=false \
  --model head_sharing=true --model transform=per_head"
