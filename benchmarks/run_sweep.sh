@@ -20,9 +20,10 @@ sweep() {
   export -f run_one; export OUT RESULTS THREADS
   xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
 }
-converted_teacher() {  # DIR: all-MiniLM-L6-v2 converted exactly into DIR, from the package's model.zip, if missing
+converted_teacher() {  # DIR [ATTENTION]: all-MiniLM-L6-v2 converted into DIR from the package's model.zip, if missing
+  # (ATTENTION softmax, the default: exactly, the distillation's teacher; fastformer: the swap, not distilled)
   if [ "${DRY_RUN:-0}" = 1 ] || [ -d "$1" ]; then return 0; fi
   local zip
   zip=$(python -c "import importlib.util as u; print(u.find_spec('all_minilm_l6_v2').submodule_search_locations[0])")
-  fastformer convert-bert "$zip/model.zip" "$1" --attention softmax
+  fastformer convert-bert "$zip/model.zip" "$1" --attention "${2:-softmax}"
 }

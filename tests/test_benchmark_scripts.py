@@ -159,10 +159,11 @@ def test_the_pretrained_rows_of_the_news_sweeps_start_from_the_shipped_folders()
     ("script", "env"),
     [
         ("distill/sets.sh", {}),
+        ("distill/imdb2.sh", {}),
         ("news/mind_topics.sh", {"PRETRAINED": "1"}),
         ("news/news_mind_vectors.sh", {"PRETRAINED": "1", "LAYER_LR_DECAYS": "0.5"}),
     ],
-    ids=["distill-sets", "mind-topics", "news"],
+    ids=["distill-sets", "distill-imdb2", "mind-topics", "news"],
 )
 def test_every_run_a_sweep_lists_parses_with_todays_command_line(script, env, monkeypatch):
     """Each run of the sweep (DRY_RUN=1) is taken by `fastformer train`'s parser and, where the files it reads are

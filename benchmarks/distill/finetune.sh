@@ -3,6 +3,7 @@
 # 10 % held out for validation, all 25,000 test reviews, 512 tokens, ratings >= 7 positive), one thread, bf16.
 #   bash benchmarks/distill/finetune.sh NAME START_FOLDER ARCHITECTURE SEED
 #   e.g. bash benchmarks/distill/finetune.sh imdb2-teacher runs/minilm-softmax softmax 1
+# Every row of the protocol as one resumable campaign that copies each result: benchmarks/distill/imdb2.sh.
 # Resumable (RESUME=1): the run continues from its last checkpoint (EXTRA="--evaluations-per-epoch 4": one every
 # quarter epoch, so a session's end loses at most a quarter; EXTRA is passed on to `fastformer train`).
 set -euo pipefail

@@ -1,6 +1,7 @@
 """The IMDB-2 tables of docs/RESULTS.md ("A Fastformer from a pretrained Transformer") from the committed metrics
-files benchmarks/distill/results/PROTOCOL-NAME-seedS.json (PROTOCOL: `probe`, the 4,000-review probe, or `full`, all
-of IMDB-2 at 512 tokens, benchmarks/distill/finetune.sh): per start, test accuracy and macro-F1 (mean +- sample std
+files benchmarks/distill/results/probe-NAME-seedS.json (`--protocol probe`, the 4,000-review probe,
+benchmarks/distill/probe.sh) or imdb2-NAME-seedS.json (`--protocol full`, all of IMDB-2 at 512 tokens,
+benchmarks/distill/imdb2.sh): per start, test accuracy and macro-F1 (mean +- sample std
 over seeds), its seeds, and the training time of one run.
 
     python benchmarks/distill/summarize.py [--protocol probe|full] [benchmarks/distill/results]
@@ -28,8 +29,9 @@ FULL_BASELINES = Path("benchmarks/classification/results/classification-full")
 
 def table(folder: Path, protocol: str = "probe") -> str:
     runs: dict[str, list[dict]] = {}
-    for path in sorted(folder.glob(f"{protocol}-*-seed*.json")):
-        name = re.fullmatch(rf"{protocol}-(.+)-seed(\d+)\.json", path.name)[1]
+    prefix = "imdb2" if protocol == "full" else protocol
+    for path in sorted(folder.glob(f"{prefix}-*-seed*.json")):
+        name = re.fullmatch(rf"{prefix}-(.+)-seed(\d+)\.json", path.name)[1]
         runs.setdefault(name, []).append(json.loads(path.read_text()))
     if protocol == "full":
         for baseline in ("nbsvm", "tfidf"):

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Every row of issue 44's full IMDB-2 protocol (all 25,000 training reviews, 10 % held out for validation, all 25,000
+# test reviews, 512 tokens, ratings >= 7 positive, 2 epochs, batch 32, 10 % warm-up, bf16 autocast, a checkpoint every
+# quarter epoch, the best by validation macro-F1), as one resumable campaign that runs over sessions: a killed run
+# continues from its last quarter epoch, a finished run's metrics.json is copied to
+# benchmarks/distill/results/imdb2-<row>-seedS.json (to be committed) and skipped from then on.
+# Rows: `teacher` (all-MiniLM-L6-v2 converted exactly, BERT's 5e-5), `gpu-student-lm3` (the GPU-distilled student with
+# local mixing, lr 2e-4), `gpu-student-lm3-task-distilled` (the same, taught by the fine-tuned teacher of its seed on
+# the training reviews plus 5,000 of IMDB's unlabelled ones: listed once that teacher has finished), `converted`
+# (all-MiniLM-L6-v2 converted into a Fastformer, no distillation; seed 1 only).
+# Usage: bash benchmarks/distill/imdb2.sh            (SEEDS="1 2 3"; JOBS=1 runs side by side, THREADS=1 each)
+#        ONLY='imdb2-teacher-seed2|imdb2-gpu-student-lm3-seed2' bash benchmarks/distill/imdb2.sh   (just these runs)
+#        python benchmarks/distill/summarize.py --protocol full     (the RESULTS table, NBSVM and TF-IDF beside)
+# The student's start is runs/distill/gpu-end-to-end-local-mixing-3 (the float32 run the shipped
+# pretrained/fastformer-minilm-l6-distilled was packed from); in a clone without it, STUDENT=pretrained/fastformer-minilm-l6-distilled.
+set -euo pipefail
+IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
+UNLABELLED=${UNLABELLED:-../shared/data/imdb/imdb_unsup.jsonl.gz}
+SEEDS=${SEEDS:-1 2 3}
+JOBS=${JOBS:-1}
+THREADS=${THREADS:-1}
+EPOCHS=${EPOCHS:-2}
+OUT=${OUT:-runs/distill}
+RESULTS=${RESULTS:-benchmarks/distill/results}
+STUDENT=${STUDENT:-runs/distill/gpu-end-to-end-local-mixing-3}
+TEACHER=${TEACHER:-runs/minilm-softmax}
+CONVERTED=${CONVERTED:-runs/minilm-fastformer}
+source "$(dirname "$0")/../run_sweep.sh"
+converted_teacher "$TEACHER"
+converted_teacher "$CONVERTED" fastformer
+protocol="classification --train $IMDB --where train:split=train --test $IMDB --where test:split=test \
+ --label-field rating --binary-threshold 7 --max-length 512 --epochs $EPOCHS --warmup 0.1 --batch-size 32 --bf16 \
+ --evaluations-per-epoch 4"
+jobs() {  # one line per run: <name> <fastformer train arguments>
+  for seed in $SEEDS; do
+    echo "imdb2-teacher-seed$seed $protocol --seed $seed --init-from $TEACHER --architecture softmax --learning-rate 5e-5"
+    echo "imdb2-gpu-student-lm3-seed$seed $protocol --seed $seed --init-from $STUDENT --learning-rate 2e-4"
+    if [ -f "$OUT/imdb2-teacher-seed$seed/metrics.json" ] || [ "${DRY_RUN:-0}" = 1 ]; then
+      echo "imdb2-gpu-student-lm3-task-distilled-seed$seed $protocol --seed $seed --init-from $STUDENT \
+ --learning-rate 2e-4 --teacher $OUT/imdb2-teacher-seed$seed --unlabelled $UNLABELLED --max-unlabelled 5000"
+    fi
+  done
+  echo "imdb2-converted-seed1 $protocol --seed 1 --init-from $CONVERTED --learning-rate 2e-4"
+}
+jobs | grep -E "^(${ONLY:-.*}) " | sweep
