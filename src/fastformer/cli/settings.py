@@ -37,6 +37,24 @@ def flag_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+# fields read from a repeatable flag of their own (FIELD=VALUE items), not from add_field_argument's one flag per field
+REPEATED_FLAGS: dict[str, tuple[str, dict[str, str]]] = {
+    "model": (
+        "--model",
+        dict(
+            metavar="FIELD=VALUE",
+            dest="model_overrides",
+            help="model config override, e.g. hidden_size=128 (a FastformerConfig field; the value is read as JSON "
+            "when it can be)",
+        ),
+    ),
+    "train_where": (
+        "--where",
+        dict(metavar="SPLIT:KEY=VALUE", help="JSON Lines filter, e.g. train:split=train test:split=test (repeatable)"),
+    ),
+}
+
+
 def add_config_arguments(parser: argparse.ArgumentParser, cls: type, config_file: bool = True) -> None:
     """One flag per field of `cls` that has one (metadata flag=True); `config_file`: also --config FILE."""
     types = field_types(cls)
@@ -44,24 +62,9 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type, config_file
         if f.metadata.get("flag", True):
             add_field_argument(parser, f, types[f.name], f.metadata.get("help", ""))
     names = {f.name for f in dataclasses.fields(cls)}
-    if "model" in names:
-        parser.add_argument(
-            "--model",
-            action="append",
-            default=argparse.SUPPRESS,
-            metavar="FIELD=VALUE",
-            dest="model_overrides",
-            help="model config override, e.g. hidden_size=128 (a FastformerConfig field; the value is read as JSON "
-            "when it can be)",
-        )
-    if "train_where" in names:
-        parser.add_argument(
-            "--where",
-            action="append",
-            default=argparse.SUPPRESS,
-            metavar="SPLIT:KEY=VALUE",
-            help="JSON Lines filter, e.g. train:split=train test:split=test (repeatable)",
-        )
+    for name, (flag, options) in REPEATED_FLAGS.items():
+        if name in names:
+            parser.add_argument(flag, action="append", default=argparse.SUPPRESS, **options)
     if config_file:
         help_text = "YAML or JSON file of settings (flags override)"
         parser.add_argument("--config", default=argparse.SUPPRESS, help=help_text)
