@@ -7,7 +7,9 @@
 # Rows: `teacher` (all-MiniLM-L6-v2 converted exactly, BERT's 5e-5), `gpu-student-lm3` (the GPU-distilled student with
 # local mixing, lr 2e-4), `gpu-student-lm3-task-distilled` (the same, taught by the fine-tuned teacher of its seed on
 # the training reviews plus 5,000 of IMDB's unlabelled ones: listed once that teacher has finished), `converted`
-# (all-MiniLM-L6-v2 converted into a Fastformer, no distillation; seed 1 only).
+# (all-MiniLM-L6-v2 converted into a Fastformer, no distillation; seed 1 only), then `cpu-student` and `cpu-student-lm3`
+# (general distillation on this CPU, ~12M tokens, without and with local mixing: `bash benchmarks/distill/run.sh
+# end-to-end` and LOCAL_MIXING=3; the issue's "general-distilled" against "+ local mixing" at one budget).
 # Usage: bash benchmarks/distill/imdb2.sh            (SEEDS="1 2 3"; JOBS=1 runs side by side, THREADS=1 each)
 #        ONLY='imdb2-teacher-seed2|imdb2-gpu-student-lm3-seed2' bash benchmarks/distill/imdb2.sh   (just these runs)
 #        python benchmarks/distill/summarize.py --protocol full     (the RESULTS table, NBSVM and TF-IDF beside)
@@ -25,6 +27,8 @@ RESULTS=${RESULTS:-benchmarks/distill/results}
 STUDENT=${STUDENT:-runs/distill/gpu-end-to-end-local-mixing-3}
 TEACHER=${TEACHER:-runs/minilm-softmax}
 CONVERTED=${CONVERTED:-runs/minilm-fastformer}
+CPU_STUDENT=${CPU_STUDENT:-runs/distill/minilm-end-to-end}
+CPU_STUDENT_LM3=${CPU_STUDENT_LM3:-runs/distill/minilm-end-to-end-local-mixing-3}
 source "$(dirname "$0")/../run_sweep.sh"
 converted_teacher "$TEACHER"
 converted_teacher "$CONVERTED" fastformer
@@ -41,5 +45,9 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
     fi
   done
   echo "imdb2-converted-seed1 $protocol --seed 1 --init-from $CONVERTED --learning-rate 2e-4"
+  for seed in $SEEDS; do  # general distillation with and without local mixing at the same (CPU) budget: last in the queue
+    echo "imdb2-cpu-student-seed$seed $protocol --seed $seed --init-from $CPU_STUDENT --learning-rate 2e-4"
+    echo "imdb2-cpu-student-lm3-seed$seed $protocol --seed $seed --init-from $CPU_STUDENT_LM3 --learning-rate 2e-4"
+  done
 }
 jobs | grep -E "^(${ONLY:-.*}) " | sweep
