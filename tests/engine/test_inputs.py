@@ -359,12 +359,15 @@ def test_layer_rate_scales_and_the_optimizer_follow_the_depth_of_each_tensor(tmp
             assert group["lr"] == pytest.approx(1e-3 * scales[name])
             assert group["weight_decay"] == (0.01 if name in decayed else 0.0)
     assert sorted(seen) == sorted(name_of.values())  # every parameter once
+    # the first group is at the full rate: the Trainer logs its rate as the run's `learning_rate`
+    assert optimizer.param_groups[0]["lr"] == 1e-3
     scheduler = trainer.create_scheduler(num_training_steps=10, optimizer=optimizer)
     for _ in range(3):
         optimizer.step()
         scheduler.step()
     ratios = {round(g["lr"] / g["initial_lr"], 12) for g in optimizer.param_groups}
     assert len(ratios) == 1 and 0 < ratios.pop() < 1
+    assert trainer._get_learning_rate() == scheduler.get_last_lr()[0] == optimizer.param_groups[0]["lr"]
 
 
 def test_a_newer_setting_at_its_default_leaves_the_fingerprint_as_it_was():

@@ -51,7 +51,8 @@ def training_arguments(cfg: Any, **task_fields):
 def layerwise_optimizer(args, model, scales: dict[str, float]) -> tuple[type, dict[str, Any]]:
     """The Trainer's `optimizer_cls_and_kwargs` for per-parameter learning rates: the optimizer `args` names (AdamW,
     with the Trainer's own weight-decay groups: none on biases and norms), each group split by `scales` ({parameter
-    name: rate / args.learning_rate}), so the schedule scales every rate alike."""
+    name: rate / args.learning_rate}), so the schedule scales every rate alike. The full rate's group comes first:
+    the Trainer logs the first group's rate as `learning_rate` (the embeddings' d^(L+1) there would read as a bug)."""
     from transformers import Trainer
 
     optimizer_cls, kwargs = Trainer.get_optimizer_cls_and_kwargs(args, model)
@@ -63,7 +64,8 @@ def layerwise_optimizer(args, model, scales: dict[str, float]) -> tuple[type, di
             by_scale = defaultdict(list)
             for p in group["params"]:
                 by_scale[by_tensor.get(id(p), 1.0)].append(p)
-            groups += [{**group, "params": ps, "lr": lr * scale} for scale, ps in sorted(by_scale.items())]
+            groups += [{**group, "params": ps, "lr": lr * scale} for scale, ps in by_scale.items()]
+        groups.sort(key=lambda group: -group["lr"])  # stable: at one rate, the Trainer's order (decayed first)
         optimizer_cls.__init__(self, groups, lr=lr, **rest)
 
     layerwise = type(f"Layerwise{optimizer_cls.__name__}", (optimizer_cls,), {"__init__": __init__})
