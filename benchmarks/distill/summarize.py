@@ -2,7 +2,8 @@
 files benchmarks/distill/results/probe-NAME-seedS.json (`--protocol probe`, the 4,000-review probe,
 benchmarks/distill/probe.sh) or imdb2-NAME-seedS.json (`--protocol full`, all of IMDB-2 at 512 tokens,
 benchmarks/distill/imdb2.sh): per start, test accuracy and macro-F1 (mean +- sample std
-over seeds), its seeds, and the training time of one run.
+over seeds), its seeds, and the training time of one run (probe: training alone; full: the whole run over all its
+resumed segments, its quarter-epoch validations included, as metrics.json's `run_seconds` counts it).
 
     python benchmarks/distill/summarize.py [--protocol probe|full] [benchmarks/distill/results]
 """
@@ -36,11 +37,15 @@ def table(folder: Path, protocol: str = "probe") -> str:
     if protocol == "full":
         for baseline in ("nbsvm", "tfidf"):
             runs[baseline] = [json.loads((FULL_BASELINES / f"imdb2-{baseline}-seed0.json").read_text())]
-    lines = ["| start | test accuracy | test macro-F1 | seeds | training s (one run) |", "|---|---:|---:|---:|---:|"]
+    seconds_field, seconds_header = (
+        ("run_seconds", "run s (one run)") if protocol == "full" else ("seconds", "training s (one run)")
+    )
+    lines = [f"| start | test accuracy | test macro-F1 | seeds | {seconds_header} |", "|---|---:|---:|---:|---:|"]
     for name, metrics in runs.items():
         accuracy = [100 * m["test"]["accuracy"] for m in metrics]
         macro_f1 = [100 * m["test"]["macro_f1"] for m in metrics]
-        seconds = (metrics[0].get("train") or {}).get("seconds")
+        train = metrics[0].get("train") or {}
+        seconds = train.get(seconds_field, train.get("seconds"))  # (the baselines have no run_seconds)
         lines.append(
             f"| {name} | {mean_std(accuracy)} | {mean_std(macro_f1)} | {len(metrics)} | "
             f"{'-' if seconds is None else round(seconds)} |"
