@@ -137,8 +137,8 @@ def dry_run(script: str, **env: str) -> dict[str, str]:
 
 def test_the_pretrained_rows_of_the_news_sweeps_start_from_the_shipped_folders():
     """PRETRAINED=1 (DRY_RUN=1): MIND topics lists the distilled student, its teacher and the IMDB language model per
-    seed, each from its folder; news recommendation lists the student (also with slowed layers) and its teacher as
-    news encoders with bf16; and without PRETRAINED neither sweep lists them."""
+    seed, each from its folder; news recommendation lists the student (also with slowed layers, and taught by the
+    teacher row of its seed) and its teacher as news encoders with bf16; without PRETRAINED neither sweep lists them."""
 
     def listed(script: str, **env: str) -> dict[str, str]:
         return dry_run(f"news/{script}", SEEDS="2", **env)
@@ -151,6 +151,10 @@ def test_the_pretrained_rows_of_the_news_sweeps_start_from_the_shipped_folders()
     assert "--bf16 --init-from pretrained/fastformer-minilm-l6-distilled" in news["news-fastformer-student-seed2"]
     assert "--init-from runs/minilm-softmax --architecture softmax" in news["news-softmax-teacher-seed2"]
     assert news["news-fastformer-student-lrd0.5-seed2"].endswith("--layer-lr-decay 0.5")
+    taught = "--init-from pretrained/fastformer-minilm-l6-distilled"
+    taught += " --teacher runs/news-mind-vectors/news-softmax-teacher-seed2"
+    assert news["news-fastformer-student-kd-seed2"].endswith(taught)
+    assert news["news-fastformer-student-kd-lrd0.5-seed2"].endswith(f"{taught} --layer-lr-decay 0.5")
     assert not any("minilm" in name for name in listed("mind_topics.sh", SETS="titles"))
     assert "news-fastformer-student-seed2" not in listed("news_mind_vectors.sh")
 

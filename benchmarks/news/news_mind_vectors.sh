@@ -10,7 +10,9 @@
 # recipe otherwise; ONLY='news-fastformer-student-seed1' runs just that one), and its teacher all-MiniLM-L6-v2
 # converted exactly (runs/minilm-softmax, made from the package's model.zip if missing) as a softmax news encoder.
 # LAYER_LR_DECAYS="0.5 0.2" adds student rows whose pretrained layers learn slower (--layer-lr-decay: the top one at
-# 1e-4 x d, each below x d again), against the overfitting the first student row showed.
+# 1e-4 x d, each below x d again), against the overfitting the first student row showed. With PRETRAINED=1, each seed
+# whose teacher row has finished also lists the student taught by that teacher (`news-fastformer-student-kd-seedS`,
+# and `-kd-lrdD-` with each LAYER_LR_DECAYS value): TinyBERT's task distillation on the click rows.
 set -euo pipefail
 DATA=${DATA:-../shared/data/mind}
 SEEDS=${SEEDS:-1 2 3}
@@ -42,6 +44,15 @@ jobs() {
       for decay in ${LAYER_LR_DECAYS:-}; do  # the pretrained layers slowed, the fresh user encoder at 1e-4
         echo "news-fastformer-student-lrd$decay-seed$seed $tuned --init-from $STUDENT --layer-lr-decay $decay"
       done
+      # task distillation: the teacher row of the same seed (same held-out impressions), once it has finished, teaches
+      # the student its click distribution over each row's candidates (--teacher; weight 0.5, temperature 2)
+      if [ -f "$OUT/news-softmax-teacher-seed$seed/metrics.json" ] || [ "${DRY_RUN:-0}" = 1 ]; then
+        taught="$tuned --init-from $STUDENT --teacher $OUT/news-softmax-teacher-seed$seed"
+        echo "news-fastformer-student-kd-seed$seed $taught"
+        for decay in ${LAYER_LR_DECAYS:-}; do
+          echo "news-fastformer-student-kd-lrd$decay-seed$seed $taught --layer-lr-decay $decay"
+        done
+      fi
     fi
   done
 }

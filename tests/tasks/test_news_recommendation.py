@@ -358,3 +358,58 @@ def test_bf16_trains_under_autocast_with_float32_weights(mind, tmp_path):
     assert torch.load(checkpoint / "training_args.bin", weights_only=False).bf16
     assert AutoModel.from_pretrained(out).dtype == torch.float32
     assert 0 <= json.loads((out / "metrics.json").read_text())["test"]["auc"] <= 1
+
+
+def _news_run(mind, out, *extra):
+    return ["train", "news", "--train", str(mind / "valid"), "--test", str(mind / "test"), "--epochs", "1",
+            "--max-train-impressions", "60", "--max-eval-impressions", "40", *TINY, *extra,
+            "--output-dir", str(out)]  # fmt: skip
+
+
+def test_the_distillation_loss_of_a_news_batch_is_the_teachers_distribution_over_its_candidates(trained, mind):
+    """`--teacher` on news: the Trainer's loss on a batch of real click rows equals (1 - w) x cross-entropy on the
+    click + w x T^2 x KL(teacher || student) over each row's 1 + K candidates, both models reading the same batch."""
+    from transformers import TrainingArguments
+
+    from fastformer.engine.teacher import distillation_loss, task_distillation_trainer
+    from fastformer.tasks.news.recommender import ClickCollator
+
+    teacher, tokenizer = load_model(trained)
+    student, _ = load_model(trained)
+    with torch.no_grad():
+        for p in student.parameters():
+            p.add_(0.05 * torch.randn_like(p))  # a student that disagrees with its teacher
+    data = load_mind(mind / "valid")
+    tokens = NewsTokens(tokenizer, teacher.config.news_fields, 48)
+    tokens.add(data)
+    batch = ClickCollator(tokens)([ClickRows(data, 50, 4, 0)[i] for i in range(8)])
+    args = TrainingArguments(output_dir=str(trained / "unused"), report_to=[], use_cpu=True)
+    trainer = task_distillation_trainer()(model=student, args=args, teacher=teacher, weight=0.7, temperature=2.0)
+    loss = trainer.compute_loss(student, dict(batch))
+    inputs = {k: v for k, v in batch.items() if k != "labels"}
+    with torch.no_grad():
+        expected = distillation_loss(student(**inputs).logits, teacher(**inputs).logits, batch["labels"], 0.7, 2.0)
+    assert batch["candidate_index"].shape == (8, 5) and loss.item() > 0
+    torch.testing.assert_close(loss.detach(), expected)
+
+
+def test_a_news_student_learns_from_a_teacher_and_an_unfit_teacher_is_refused_in_one_line(trained, mind, tmp_path):
+    tokenizer = str(trained / "tokenizer")
+    out = tmp_path / "student"
+    assert (
+        main(_news_run(mind, out, "--teacher", str(trained), "--tokenizer", tokenizer, "--distill-weight", "0.7")) == 0
+    )
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert 0 <= metrics["test"]["auc"] <= 1 and json.loads((out / "run_config.json").read_text())["teacher"]
+    cases = [
+        (["--teacher", str(trained)], "needs --init-from or --tokenizer"),
+        (["--teacher", str(trained), "--tokenizer", tokenizer, "--news-fields", "category,title"], "it reads title"),
+        (["--teacher", str(trained), "--tokenizer", tokenizer, "--popularity"], "does not score popularity"),
+        (["--teacher", str(mind / "valid"), "--tokenizer", tokenizer], str(mind / "valid")),
+    ]
+    for i, (extra, says) in enumerate(cases):
+        with pytest.raises(SystemExit) as refused:
+            main(_news_run(mind, tmp_path / str(i), *extra))
+        message = str(refused.value.code)
+        assert says in message and "\n" not in message, message
+        assert not (tmp_path / str(i)).exists()

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from fastformer.cli.main import main
-from fastformer.tasks.classification.distillation import distillation_loss, reference_distillation_loss
+from fastformer.engine.teacher import distillation_loss, reference_distillation_loss
 from tests.helpers import SHARED, sst5_sentences
 
 SST = SHARED / "data" / "sst5"

@@ -337,3 +337,34 @@ def tokenizer_report(cfg: Any, tokenizer) -> dict[str, Any]:
     source = getattr(cfg, "init_from", None) or getattr(cfg, "tokenizer", None)
     trained = source is None and tokenization_of(cfg) == "wordpiece"
     return dict(source=str(source) if source else "trained", size=len(tokens), sha256=digest, reproducible=not trained)
+
+
+@dataclass
+class TeacherSettings(WordInputSettings):
+    """A fine-tuning run that a model fine-tuned on the same task may teach (engine/teacher.py)."""
+
+    teacher: str | None = setting(
+        None,
+        "task distillation: a model fine-tuned on this task (any attention, the same labels or inputs, the same "
+        "tokenizer) whose output distribution the student learns too (needs --init-from or --tokenizer for one "
+        "vocabulary)",
+        paths="folder",
+        fingerprint_at_default=False,
+    )
+    distill_weight: float = setting(
+        0.5,
+        "--teacher: weight of the teacher's term (1 - it: the labels')",
+        minimum=0,
+        maximum=1,
+        fingerprint_at_default=False,
+    )
+    temperature: float = setting(
+        2.0, "--teacher: softmax temperature of both distributions", above=0, fingerprint_at_default=False
+    )
+
+    def check(self) -> None:
+        super().check()
+        if self.teacher and not (self.init_from or self.tokenizer):
+            raise SettingError(
+                "teacher", "needs --init-from or --tokenizer: the student must read the teacher's tokens"
+            )

@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fastformer.engine.inputs import WordInputSettings
+from fastformer.engine.inputs import TeacherSettings
 from fastformer.engine.settings import LabelledDataSettings, RunConfig, SettingError, redefault, setting
 from fastformer.engine.verbs import FileEvaluationSettings
 from fastformer.presets import MIXERS
 
 
 @dataclass
-class ClassificationConfig(LabelledDataSettings, WordInputSettings):
+class ClassificationConfig(LabelledDataSettings, TeacherSettings):
     """Text classification (`fastformer train classification`); saved as run_config.json beside the model."""
 
     MODEL_FREE_ARCHITECTURES = ("tfidf", "nbsvm")  # the bag-of-words baselines
@@ -85,23 +85,6 @@ class ClassificationConfig(LabelledDataSettings, WordInputSettings):
         minimum=1,
         fingerprint_at_default=False,
     )
-    teacher: str | None = setting(
-        None,
-        "task distillation: a classifier fine-tuned on this task (any attention, the same labels and tokenizer) "
-        "whose output distribution the student learns too (needs --init-from or --tokenizer for one vocabulary)",
-        paths="folder",
-        fingerprint_at_default=False,
-    )
-    distill_weight: float = setting(
-        0.5,
-        "--teacher: weight of the teacher's term (1 - it: the labels')",
-        minimum=0,
-        maximum=1,
-        fingerprint_at_default=False,
-    )
-    temperature: float = setting(
-        2.0, "--teacher: softmax temperature of both distributions", above=0, fingerprint_at_default=False
-    )
     unlabelled: str | None = setting(
         None,
         "--teacher: in-domain texts with no label (JSON Lines / CSV / text) that only the teacher labels; texts of the "
@@ -141,10 +124,6 @@ class ClassificationConfig(LabelledDataSettings, WordInputSettings):
         super().check()
         if self.unlabelled and not self.teacher:
             raise SettingError("unlabelled", "texts with no label need a --teacher to label them")
-        if self.teacher and not (self.init_from or self.tokenizer):
-            raise SettingError(
-                "teacher", "needs --init-from or --tokenizer: the student must read the teacher's tokens"
-            )
         if self.teacher and self.architecture in self.MODEL_FREE_ARCHITECTURES:
             raise SettingError("teacher", f"the {self.architecture} baseline learns from labels only")
         if self.format == "mind-topics" and self.train is None:

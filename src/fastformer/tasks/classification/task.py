@@ -36,7 +36,7 @@ def distillation_trainer_class(cfg: ClassificationConfig):
     """The Trainer of a run with --teacher (the distillation loss), else None (transformers' own)."""
     if not cfg.teacher:
         return None
-    from fastformer.tasks.classification.distillation import task_distillation_trainer
+    from fastformer.engine.teacher import task_distillation_trainer
 
     return task_distillation_trainer()
 

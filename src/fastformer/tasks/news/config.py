@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastformer.engine.inputs import WordInputSettings
+from fastformer.engine.inputs import TeacherSettings, WordInputSettings
 from fastformer.engine.settings import RunConfig, SettingError, redefault, setting
 from fastformer.engine.verbs import EvaluationSettings, ExplanationSettings, PredictionSettings
 from fastformer.presets import MIXERS
@@ -13,7 +13,7 @@ RANKING_METRICS = ("auc", "mrr", "ndcg@5", "ndcg@10")  # fastformer.metrics.rank
 
 
 @dataclass
-class NewsConfig(WordInputSettings):
+class NewsConfig(TeacherSettings):
     """News recommendation on MIND (`fastformer train news`); saved as run_config.json beside the model."""
 
     train: str | None = setting(

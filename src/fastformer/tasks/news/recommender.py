@@ -312,6 +312,33 @@ def ranking_trainer(cfg: NewsConfig, tokens: NewsTokens, rows: ClickRows, valida
     return RankingTrainer, [NextEpochNegatives()]
 
 
+def check_news_teacher(cfg: NewsConfig, tokenizer) -> None:
+    """A --teacher that reads what the student reads: a trained recommender with the run's vocabulary, news fields
+    and popularity scoring, whose positions cover --max-length; refused in one line (before anything is written)."""
+    from fastformer.engine.teacher import TeacherError, teacher_folder_config
+
+    config = teacher_folder_config(cfg.teacher, tokenizer, "FastformerForNewsRecommendation")
+    theirs = list(getattr(config, "news_fields", None) or ["title"])
+    if theirs != list(cfg.news_fields):
+        ours = ",".join(cfg.news_fields)
+        raise TeacherError(f"--teacher {cfg.teacher}: it reads {','.join(theirs)}, this run --news-fields {ours}")
+    if config.position_embedding_type == "absolute" and config.max_position_embeddings < cfg.max_length:
+        raise TeacherError(
+            f"--teacher {cfg.teacher}: it reads at most {config.max_position_embeddings} tokens a news, this run "
+            f"--max-length {cfg.max_length}"
+        )
+    if bool(getattr(config, "popularity_buckets", 0)) != bool(cfg.popularity):
+        says = "does not score popularity and this run does" if cfg.popularity else "scores popularity and this run not"
+        raise TeacherError(f"--teacher {cfg.teacher}: it {says} (--popularity)")
+
+
+def load_news_teacher(folder: str | Path):
+    """The trained recommender at `folder` (checked by `check_news_teacher`), frozen in eval mode."""
+    from fastformer.models.fastformer import FastformerForNewsRecommendation
+
+    return FastformerForNewsRecommendation.from_pretrained(str(folder)).eval().requires_grad_(False)
+
+
 def news_head_fields(cfg: NewsConfig) -> dict[str, Any]:
     """The recommender's own config fields (beside the news encoder's)."""
     return dict(

@@ -34,6 +34,11 @@ class NewsTask(Task):
 
         splits = load_splits(cfg)
         report.update({name: dict(folder=d.folder, **d.report.as_dict()) for name, d in splits.items()})
+        if cfg.teacher:  # task distillation: a teacher that does not fit is refused before anything is written
+            from fastformer.engine.inputs import make_tokenizer
+            from fastformer.tasks.news.recommender import check_news_teacher
+
+            check_news_teacher(cfg, make_tokenizer(cfg, ())[0])
         return splits
 
     def head_fields(self, cfg: NewsConfig, data, tokenizer=None) -> dict[str, Any]:
@@ -84,6 +89,15 @@ class NewsTask(Task):
                 popularity_prior=[round(p, 4) for p in prior],
             )
         trainer_class, callbacks = ranking_trainer(cfg, tokens, rows, splits["validation"], clicks)
+        teaching = {}
+        if cfg.teacher:  # the teacher's click distribution over each row's candidates, beside the click
+            from fastformer.engine.teacher import task_distillation_trainer
+            from fastformer.tasks.news.recommender import load_news_teacher
+
+            trainer_class = task_distillation_trainer(trainer_class)
+            teaching = dict(
+                teacher=load_news_teacher(cfg.teacher), weight=cfg.distill_weight, temperature=cfg.temperature
+            )
         return Prepared(
             train_dataset=rows,
             eval_dataset=splits["validation"].impressions,  # read by RankingTrainer.evaluate, not the Trainer's loop
@@ -98,7 +112,7 @@ class NewsTask(Task):
             train_counts=train_counts,
             plot={"validation AUC": "eval_auc", "validation nDCG@10": "eval_ndcg@10"},
             trainer_class=trainer_class,
-            trainer_kwargs=dict(callbacks=callbacks),
+            trainer_kwargs=dict(callbacks=callbacks, **teaching),
             state=dict(tokens=tokens, rows=rows, clicks=clicks),
         )
 

@@ -1,0 +1,105 @@
+"""Task-specific distillation (`fastformer train TASK --teacher DIR`), TinyBERT's second stage, for any task whose
+model scores a fixed set of choices per row (a classifier's labels, a recommender's candidates): a model fine-tuned
+on the task (the teacher, any attention) teaches the student its output distribution beside the labels.
+
+    loss = (1 - w) * cross-entropy(student, labels)   (labelled rows only)
+         + w * T^2 * KL(softmax(teacher / T) || softmax(student / T))   (every row)
+
+with w = --distill-weight and T = --temperature (Hinton et al. 2015; T^2 keeps the gradient's scale as T changes).
+The task checks that its teacher reads the same inputs (`teacher_folder_config`, then its own checks) and hands
+`task_distillation_trainer` its Trainer class; the teacher stays out of the model, so checkpoints and the saved
+folder hold the student alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch.nn import functional as F
+
+
+class TeacherError(ValueError):
+    """A --teacher that cannot teach this run; one line naming both values."""
+
+
+def teacher_folder_config(folder: str | Path, tokenizer, architecture: str):
+    """The config of the trained model at `folder`, checked: a complete model folder of `architecture` (a model
+    class name) whose tokenizer's vocabulary is the run's (the student feeds the teacher its own token ids)."""
+    from transformers import AutoTokenizer
+
+    from fastformer.engine.init_from import InitFromError, pretrained_config
+    from fastformer.engine.task import NotARunFolder, check_model_files
+
+    folder = Path(folder)
+    try:
+        config = pretrained_config(folder)
+        check_model_files(folder)
+    except (InitFromError, NotARunFolder) as error:
+        raise TeacherError(f"--teacher {str(error).removeprefix('--init-from ')}") from None
+    if architecture not in (config.architectures or []):
+        raise TeacherError(f"--teacher {folder}: a {', '.join(config.architectures or ['?'])}, not a {architecture}")
+    if AutoTokenizer.from_pretrained(str(folder)).get_vocab() != tokenizer.get_vocab():
+        raise TeacherError(
+            f"--teacher {folder}: its tokenizer's vocabulary is not the run's (--init-from / --tokenizer)"
+        )
+    return config
+
+
+def distillation_loss(
+    student_logits: torch.Tensor,
+    teacher_logits: torch.Tensor,
+    labels: torch.Tensor,
+    weight: float,
+    temperature: float,
+) -> torch.Tensor:
+    """(B, C) logits twice, (B,) labels (-100: unlabelled) -> the loss of the module docstring (float32). A choice
+    masked out in both (a padded candidate at the dtype's lowest value) adds nothing."""
+    student, teacher = student_logits.float(), teacher_logits.float()
+    labelled = labels != -100
+    cross_entropy = (
+        F.cross_entropy(student[labelled], labels[labelled], reduction="sum") / labelled.sum()
+        if labelled.any()
+        else student.sum() * 0.0
+    )
+    kl = F.kl_div(
+        F.log_softmax(student / temperature, -1), F.log_softmax(teacher / temperature, -1), log_target=True,
+        reduction="batchmean",
+    )  # fmt: skip
+    return (1 - weight) * cross_entropy + weight * temperature**2 * kl
+
+
+def reference_distillation_loss(student_logits, teacher_logits, labels, weight, temperature) -> torch.Tensor:
+    """The same, row by row with explicit sums (the tests' reference)."""
+    ce, n_labelled, kl = 0.0, 0, 0.0
+    for s, t, y in zip(student_logits.double(), teacher_logits.double(), labels.tolist(), strict=True):
+        if y != -100:
+            ce += -torch.log_softmax(s, -1)[y]
+            n_labelled += 1
+        p = torch.softmax(t / temperature, -1)
+        kl += (p * (torch.log(p) - torch.log_softmax(s / temperature, -1))).sum()
+    ce = ce / n_labelled if n_labelled else 0.0
+    return (1 - weight) * ce + weight * temperature**2 * kl / len(labels)
+
+
+def task_distillation_trainer(base: type | None = None):
+    """A subclass of `base` (a transformers Trainer class; default transformers' own) whose loss is
+    `distillation_loss` against a frozen teacher: the batch's inputs go to both models, its `labels` to the loss."""
+    from transformers import Trainer
+
+    class TaskDistillationTrainer(base or Trainer):
+        def __init__(self, *args, teacher, weight: float, temperature: float, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.teacher, self.weight, self.temperature = teacher, weight, temperature
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            labels = inputs.pop("labels")
+            self.teacher.to(self.args.device)
+            with torch.autocast(self.args.device.type, dtype=torch.bfloat16, enabled=bool(self.args.bf16)):
+                outputs = model(**inputs)
+                with torch.no_grad():
+                    teacher_logits = self.teacher(**inputs).logits
+            loss = distillation_loss(outputs.logits, teacher_logits, labels, self.weight, self.temperature)
+            return (loss, outputs) if return_outputs else loss
+
+    return TaskDistillationTrainer
