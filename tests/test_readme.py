@@ -100,7 +100,7 @@ NOT_YET_MEASURED: dict[str, str] = {
     # docs/tasks/news.md's pretrained teacher and taught student (2026-12-05): ~35 min each on one thread, measured by
     # benchmarks/news/news_mind_vectors.sh's runs (PRETRAINED=1), not yet by readme_commands.py
     "docs/tasks/news.md:44": "fastformer train news ... --init-from runs/minilm-softmax --architecture softmax",
-    "docs/tasks/news.md:46": "fastformer train news ... --init-from pretrained/fastformer-minilm-l6-distilled --teacher",
+    "docs/tasks/news.md:46": "fastformer train news ... --init-from pretrained/... --teacher runs/news-teacher",
 }
 
 

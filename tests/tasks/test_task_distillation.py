@@ -67,11 +67,15 @@ def test_a_teacher_that_does_not_fit_is_refused_before_anything_is_written(teach
     cases = [
         ([*SPLITS, *binary, "--teacher", str(teacher), "--tokenizer", str(teacher / "tokenizer")], "its labels"),
         ([*SPLITS, "--teacher", str(teacher)], "needs --init-from or --tokenizer"),
+        (
+            [*SPLITS, "--teacher", str(teacher), "--tokenizer", str(teacher / "tokenizer"), "--max-length", "9000"],
+            "tokens, this run --max-length 9000",
+        ),  # fmt: skip
         ([*SPLITS, "--unlabelled", str(SST / "sst_dev.txt")], "texts with no label need a --teacher"),
     ]
     for i, (args, says) in enumerate(cases):
         with pytest.raises(SystemExit) as refused:
-            main(["train", *args, *TINY, "--output-dir", str(tmp_path / str(i))])
+            main(["train", *TINY, *args, "--output-dir", str(tmp_path / str(i))])  # (a case may override TINY)
         message = str(refused.value.code)
         assert says in message and "\n" not in message, message
         assert not (tmp_path / str(i)).exists()

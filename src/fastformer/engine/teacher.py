@@ -23,9 +23,10 @@ class TeacherError(ValueError):
     """A --teacher that cannot teach this run; one line naming both values."""
 
 
-def teacher_folder_config(folder: str | Path, tokenizer, architecture: str):
+def teacher_folder_config(folder: str | Path, tokenizer, architecture: str, max_length: int):
     """The config of the trained model at `folder`, checked: a complete model folder of `architecture` (a model
-    class name) whose tokenizer's vocabulary is the run's (the student feeds the teacher its own token ids)."""
+    class name) whose tokenizer's vocabulary is the run's and whose positions cover the run's `max_length` (the
+    student feeds the teacher its own token ids)."""
     from transformers import AutoTokenizer
 
     from fastformer.engine.init_from import InitFromError, pretrained_config
@@ -42,6 +43,11 @@ def teacher_folder_config(folder: str | Path, tokenizer, architecture: str):
     if AutoTokenizer.from_pretrained(str(folder)).get_vocab() != tokenizer.get_vocab():
         raise TeacherError(
             f"--teacher {folder}: its tokenizer's vocabulary is not the run's (--init-from / --tokenizer)"
+        )
+    if config.position_embedding_type == "absolute" and config.max_position_embeddings < max_length:
+        raise TeacherError(
+            f"--teacher {folder}: it reads at most {config.max_position_embeddings} tokens, this run --max-length "
+            f"{max_length}"
         )
     return config
 

@@ -12,12 +12,12 @@ from typing import Any
 from fastformer.engine.teacher import TeacherError, teacher_folder_config
 
 
-def load_teacher_classifier(folder: str | Path, labels: list[str], tokenizer):
+def load_teacher_classifier(folder: str | Path, labels: list[str], tokenizer, max_length: int):
     """The fine-tuned classifier at `folder`, frozen in eval mode; refused when its labels (in order) or vocabulary
-    differ from the run's."""
+    differ from the run's, or its positions do not reach `max_length`."""
     from fastformer.models.fastformer import FastformerForSequenceClassification
 
-    config = teacher_folder_config(folder, tokenizer, "FastformerForSequenceClassification")
+    config = teacher_folder_config(folder, tokenizer, "FastformerForSequenceClassification", max_length)
     theirs = [config.id2label[i] for i in range(config.num_labels)] if config.id2label else []
     if theirs != list(labels):
         raise TeacherError(f"--teacher {folder}: its labels {theirs[:6]} are not this run's {list(labels)[:6]}")

@@ -93,7 +93,7 @@ class ClassificationTask(Task):
             from fastformer.tasks.classification.distillation import load_teacher_classifier, unlabelled_examples
 
             tokenizer, _ = make_tokenizer(cfg, ())
-            data["teacher"] = load_teacher_classifier(cfg.teacher, labels.labels, tokenizer)
+            data["teacher"] = load_teacher_classifier(cfg.teacher, labels.labels, tokenizer, cfg.max_length)
             data["unlabelled"] = unlabelled_examples(cfg, splits, report) if cfg.unlabelled else []
         return data
 

@@ -313,20 +313,15 @@ def ranking_trainer(cfg: NewsConfig, tokens: NewsTokens, rows: ClickRows, valida
 
 
 def check_news_teacher(cfg: NewsConfig, tokenizer) -> None:
-    """A --teacher that reads what the student reads: a trained recommender with the run's vocabulary, news fields
-    and popularity scoring, whose positions cover --max-length; refused in one line (before anything is written)."""
+    """A --teacher that reads what the student reads: a trained recommender with the run's vocabulary, positions for
+    --max-length, news fields and popularity scoring; refused in one line (before anything is written)."""
     from fastformer.engine.teacher import TeacherError, teacher_folder_config
 
-    config = teacher_folder_config(cfg.teacher, tokenizer, "FastformerForNewsRecommendation")
+    config = teacher_folder_config(cfg.teacher, tokenizer, "FastformerForNewsRecommendation", cfg.max_length)
     theirs = list(getattr(config, "news_fields", None) or ["title"])
     if theirs != list(cfg.news_fields):
         ours = ",".join(cfg.news_fields)
         raise TeacherError(f"--teacher {cfg.teacher}: it reads {','.join(theirs)}, this run --news-fields {ours}")
-    if config.position_embedding_type == "absolute" and config.max_position_embeddings < cfg.max_length:
-        raise TeacherError(
-            f"--teacher {cfg.teacher}: it reads at most {config.max_position_embeddings} tokens a news, this run "
-            f"--max-length {cfg.max_length}"
-        )
     if bool(getattr(config, "popularity_buckets", 0)) != bool(cfg.popularity):
         says = "does not score popularity and this run does" if cfg.popularity else "scores popularity and this run not"
         raise TeacherError(f"--teacher {cfg.teacher}: it {says} (--popularity)")
