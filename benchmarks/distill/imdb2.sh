@@ -37,12 +37,13 @@ protocol="classification --train $IMDB --where train:split=train --test $IMDB --
  --evaluations-per-epoch 4"
 jobs() {  # one line per run: <name> <fastformer train arguments>
   for seed in $SEEDS; do
+    # the goal rows first (the teacher, then the student it teaches: the best student so far), the label-only student last
     echo "imdb2-teacher-seed$seed $protocol --seed $seed --init-from $TEACHER --architecture softmax --learning-rate 5e-5"
-    echo "imdb2-gpu-student-lm3-seed$seed $protocol --seed $seed --init-from $STUDENT --learning-rate 2e-4"
     if [ -f "$OUT/imdb2-teacher-seed$seed/metrics.json" ] || [ "${DRY_RUN:-0}" = 1 ]; then
       echo "imdb2-gpu-student-lm3-task-distilled-seed$seed $protocol --seed $seed --init-from $STUDENT \
  --learning-rate 2e-4 --teacher $OUT/imdb2-teacher-seed$seed --unlabelled $UNLABELLED --max-unlabelled 5000"
     fi
+    echo "imdb2-gpu-student-lm3-seed$seed $protocol --seed $seed --init-from $STUDENT --learning-rate 2e-4"
   done
   echo "imdb2-converted-seed1 $protocol --seed 1 --init-from $CONVERTED --learning-rate 2e-4"
   for seed in $SEEDS; do  # general distillation with and without local mixing at the same (CPU) budget: last in the queue
