@@ -97,9 +97,8 @@ NOT_YET_MEASURED: dict[str, str] = {
     "docs/PRETRAINED-TRANSFORMER.md:46": "python benchmarks/distill/corpus.py runs/distill-corpus.jsonl.gz",
     "docs/PRETRAINED-TRANSFORMER.md:47": "bash benchmarks/distill/run.sh layerwise",
     "docs/PRETRAINED-TRANSFORMER.md:48": "bash benchmarks/distill/run.sh end-to-end",
-    # docs/tasks/news.md's pretrained teacher and taught student (2026-12-05): ~35 min each on one thread, measured by
-    # benchmarks/news/news_mind_vectors.sh's runs (PRETRAINED=1), not yet by readme_commands.py
-    "docs/tasks/news.md:44": "fastformer train news ... --init-from runs/minilm-softmax --architecture softmax",
+    # docs/tasks/news.md's student taught by a news teacher (2026-12-05): ~40 min on one thread, measured by
+    # benchmarks/news/news_mind_vectors.sh's kd rows, not yet by readme_commands.py
     "docs/tasks/news.md:46": "fastformer train news ... --init-from pretrained/... --teacher runs/news-teacher",
 }
 
