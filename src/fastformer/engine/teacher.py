@@ -88,6 +88,17 @@ def reference_distillation_loss(student_logits, teacher_logits, labels, weight, 
     return (1 - weight) * ce + weight * temperature**2 * kl / len(labels)
 
 
+def teaching_trainer(cfg, teacher, base: type | None = None) -> tuple[type | None, dict]:
+    """(Trainer class, its extra keyword arguments) of a run that a --teacher may teach: `base` and none without one
+    (None: transformers' own Trainer); with one, `task_distillation_trainer(base)` and the loaded `teacher` with
+    --distill-weight and --temperature."""
+    if not cfg.teacher:
+        return base, {}
+    return task_distillation_trainer(base), dict(
+        teacher=teacher, weight=cfg.distill_weight, temperature=cfg.temperature
+    )
+
+
 def task_distillation_trainer(base: type | None = None):
     """A subclass of `base` (a transformers Trainer class; default transformers' own) whose loss is
     `distillation_loss` against a frozen teacher: the batch's inputs go to both models, its `labels` to the loss."""

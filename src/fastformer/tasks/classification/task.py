@@ -25,22 +25,6 @@ from fastformer.tasks.classification.data import load_splits, relabel_binary
 BASELINES = {"tfidf": "fastformer.tasks.classification.tfidf", "nbsvm": "fastformer.tasks.classification.nbsvm"}
 
 
-def distillation_kwargs(cfg: ClassificationConfig, data) -> dict[str, Any]:
-    """The task-distillation Trainer's own arguments (none without --teacher)."""
-    if not cfg.teacher:
-        return {}
-    return dict(teacher=data["teacher"], weight=cfg.distill_weight, temperature=cfg.temperature)
-
-
-def distillation_trainer_class(cfg: ClassificationConfig):
-    """The Trainer of a run with --teacher (the distillation loss), else None (transformers' own)."""
-    if not cfg.teacher:
-        return None
-    from fastformer.engine.teacher import task_distillation_trainer
-
-    return task_distillation_trainer()
-
-
 def evaluation_schedule(per_epoch: int, examples: int, batch_size: int) -> dict[str, Any]:
     """TrainingArguments fields: evaluate and save at every epoch's end (per_epoch 1), or every ceil(steps per epoch /
     per_epoch) steps, so a run killed inside a long epoch (a full IMDB epoch of a MiniLM-size model on one core: ~3 h)
@@ -115,12 +99,15 @@ class ClassificationTask(Task):
         import numpy as np
         from transformers import DataCollatorWithPadding
 
+        from fastformer.engine.teacher import teaching_trainer
         from fastformer.tasks.classification.classifier import EncodedDataset
 
         splits, labels = data["splits"], data["labels"]
         texts = splits["train"] + data.get("unlabelled", [])
         train_set = EncodedDataset(texts, tokenizer, labels, cfg.max_length, cfg.truncation)
         eval_set = EncodedDataset(splits["validation"], tokenizer, labels, cfg.max_length, cfg.truncation)
+
+        trainer_class, teaching = teaching_trainer(cfg, data.get("teacher"))  # transformers' own without --teacher
 
         def compute_metrics(prediction):
             logits, label_ids = prediction
@@ -144,8 +131,8 @@ class ClassificationTask(Task):
                 "validation macro-F1": "eval_macro_f1",
                 "validation accuracy": "eval_accuracy",
             },
-            trainer_kwargs=dict(compute_metrics=compute_metrics, **distillation_kwargs(cfg, data)),
-            trainer_class=distillation_trainer_class(cfg),
+            trainer_kwargs=dict(compute_metrics=compute_metrics, **teaching),
+            trainer_class=trainer_class,
         )
 
     def evaluate_splits(self, cfg: ClassificationConfig, model, tokenizer, data, prepared: Prepared, out: Path):

@@ -323,7 +323,11 @@ def check_news_teacher(cfg: NewsConfig, tokenizer) -> None:
         ours = ",".join(cfg.news_fields)
         raise TeacherError(f"--teacher {cfg.teacher}: it reads {','.join(theirs)}, this run --news-fields {ours}")
     if bool(getattr(config, "popularity_buckets", 0)) != bool(cfg.popularity):
-        says = "does not score popularity and this run does" if cfg.popularity else "scores popularity and this run not"
+        says = (
+            "does not score popularity and this run does"
+            if cfg.popularity
+            else "scores popularity and this run does not"
+        )
         raise TeacherError(f"--teacher {cfg.teacher}: it {says} (--popularity)")
 
 

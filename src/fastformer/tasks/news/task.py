@@ -59,10 +59,12 @@ class NewsTask(Task):
     def prepare(self, cfg: NewsConfig, splits, tokenizer, model, out: Path) -> Prepared:
         import torch
 
+        from fastformer.engine.teacher import teaching_trainer
         from fastformer.tasks.news.recommender import (
             ClickCollator,
             ClickRows,
             NewsTokens,
+            load_news_teacher,
             popularity_prior,
             ranking_trainer,
             training_clicks,
@@ -89,15 +91,9 @@ class NewsTask(Task):
                 popularity_prior=[round(p, 4) for p in prior],
             )
         trainer_class, callbacks = ranking_trainer(cfg, tokens, rows, splits["validation"], clicks)
-        teaching = {}
-        if cfg.teacher:  # the teacher's click distribution over each row's candidates, beside the click
-            from fastformer.engine.teacher import task_distillation_trainer
-            from fastformer.tasks.news.recommender import load_news_teacher
-
-            trainer_class = task_distillation_trainer(trainer_class)
-            teaching = dict(
-                teacher=load_news_teacher(cfg.teacher), weight=cfg.distill_weight, temperature=cfg.temperature
-            )
+        # --teacher: its click distribution over each row's candidates, beside the click
+        teacher = load_news_teacher(cfg.teacher) if cfg.teacher else None
+        trainer_class, teaching = teaching_trainer(cfg, teacher, trainer_class)
         return Prepared(
             train_dataset=rows,
             eval_dataset=splits["validation"].impressions,  # read by RankingTrainer.evaluate, not the Trainer's loop
