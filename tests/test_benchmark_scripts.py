@@ -159,6 +159,21 @@ def test_the_pretrained_rows_of_the_news_sweeps_start_from_the_shipped_folders()
     assert "news-fastformer-student-seed2" not in listed("news_mind_vectors.sh")
 
 
+def test_the_other_sets_list_students_taught_by_their_teachers_at_both_lengths():
+    """benchmarks/distill/sets.sh (DRY_RUN=1): per seed the teacher at 512 and the shipped student at 512 and 1,024,
+    each also taught by the finished teacher of its set and seed (IMDB-8 with unlabelled reviews)."""
+    runs = dry_run("distill/sets.sh", SEEDS="2")
+    teacher = "--teacher runs/distill-sets/imdb8-minilm-teacher512-seed2 --unlabelled"
+    for length in (512, 1024):
+        taught = runs[f"imdb8-minilm-student{length}-task-distilled-seed2"]
+        assert f"--max-length {length} --seed 2 {teacher}" in taught and "pretrained/fastformer-minilm" in taught
+    assert (
+        "--teacher runs/distill-sets/yelp5-minilm-teacher512-seed2"
+        in runs["yelp5-minilm-student512-task-distilled-seed2"]
+    )
+    assert "--teacher" not in runs["imdb8-minilm-student1024-seed2"]
+
+
 @pytest.mark.parametrize(
     ("script", "env"),
     [

@@ -1,18 +1,22 @@
 """`fastformer train classification --teacher DIR` (task distillation, TinyBERT's second stage) on real SST-5: the
 loss equals a row-by-row reference (unlabelled rows, a batch of them alone), a student learns from a teacher and
-unlabelled texts with the evaluation texts among them dropped, and a teacher that does not fit is refused in one
+unlabelled texts with the evaluation texts among them dropped, a teacher with fewer positions than the student reads
+each row as the run's truncation makes it at the teacher's length, and a teacher that does not fit is refused in one
 line before anything is written."""
 
 from __future__ import annotations
 
+import gzip
 import json
+from itertools import islice
 
 import pytest
 import torch
 
 from fastformer.cli.main import main
 from fastformer.engine.teacher import distillation_loss, reference_distillation_loss
-from tests.helpers import SHARED, sst5_sentences
+from fastformer.tasks.classification.classifier import encode_texts, kept_head, shorten_rows
+from tests.helpers import ROOT, SHARED, sst5_sentences
 
 SST = SHARED / "data" / "sst5"
 TINY = ["--model", "hidden_size=16", "--model", "num_attention_heads=2", "--model", "intermediate_size=16",
@@ -37,6 +41,27 @@ def test_loss_equals_the_row_by_row_reference(weight, temperature):
     torch.testing.assert_close(
         loss.double(), reference_distillation_loss(student, teacher, unlabelled, weight, temperature)
     )
+
+
+@pytest.mark.parametrize("truncation", ["head", "head+tail"])
+@pytest.mark.parametrize("padding_side", ["right", "left"])
+def test_a_longer_row_shortened_is_the_row_encoded_at_the_teachers_length(truncation, padding_side):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(ROOT / "pretrained" / "fastformer-minilm-l6-distilled"))
+    tokenizer.padding_side = padding_side
+    with gzip.open(SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz", "rt") as lines:
+        texts = [json.loads(line)["text"] for line in islice(lines, 12)]
+    texts += ["Not good.", "A" + " very" * 140 + " fine film."]  # shorter than both lengths; between them
+    student = tokenizer.pad({"input_ids": encode_texts(tokenizer, texts, 320, truncation)}, return_tensors="pt")
+    assert student["input_ids"].shape[1] == 320  # (some reviews are longer than the student reads)
+    ids, mask = shorten_rows(
+        student["input_ids"], student["attention_mask"], 160, kept_head(tokenizer, 160, truncation)
+    )
+    for row, expected in enumerate(encode_texts(tokenizer, texts, 160, truncation)):
+        assert ids[row, : len(expected)].tolist() == expected and mask[row].sum() == len(expected)
+        assert not mask[row, len(expected) :].any() and not ids[row, len(expected) :].any()
+    assert ids.shape == (len(texts), 160)
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +92,6 @@ def test_a_teacher_that_does_not_fit_is_refused_before_anything_is_written(teach
     cases = [
         ([*SPLITS, *binary, "--teacher", str(teacher), "--tokenizer", str(teacher / "tokenizer")], "its labels"),
         ([*SPLITS, "--teacher", str(teacher)], "needs --init-from or --tokenizer"),
-        (
-            [*SPLITS, "--teacher", str(teacher), "--tokenizer", str(teacher / "tokenizer"), "--max-length", "9000"],
-            "tokens, this run --max-length 9000",
-        ),  # fmt: skip
         ([*SPLITS, "--unlabelled", str(SST / "sst_dev.txt")], "texts with no label need a --teacher"),
     ]
     for i, (args, says) in enumerate(cases):
@@ -79,3 +100,14 @@ def test_a_teacher_that_does_not_fit_is_refused_before_anything_is_written(teach
         message = str(refused.value.code)
         assert says in message and "\n" not in message, message
         assert not (tmp_path / str(i)).exists()
+
+
+def test_a_teacher_with_fewer_positions_reads_each_row_cut_to_them(teacher, tmp_path):
+    config = json.loads((teacher / "config.json").read_text())
+    out = tmp_path / "longer"
+    longer = str(2 * config["max_position_embeddings"])  # the student reads twice what its teacher can
+    args = ["train", *SPLITS, *TINY, "--max-length", longer, "--teacher", str(teacher), "--tokenizer",
+            str(teacher / "tokenizer"), "--output-dir", str(out)]  # fmt: skip
+    assert main(args) == 0  # (the teacher fed the student's rows whole would index past its positions)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["data"]["teacher"]["reads_tokens"] == config["max_position_embeddings"]

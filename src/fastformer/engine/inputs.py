@@ -347,7 +347,8 @@ class TeacherSettings(WordInputSettings):
         None,
         "task distillation: a model fine-tuned on this task (any attention, the same labels or inputs, the same "
         "tokenizer) whose output distribution the student learns too (needs --init-from or --tokenizer for one "
-        "vocabulary)",
+        "vocabulary); a classifier teacher with fewer positions than --max-length reads each row as --truncation "
+        "makes it at its length",
         paths="folder",
         fingerprint_at_default=False,
     )

@@ -7,8 +7,9 @@ on the task (the teacher, any attention) teaches the student its output distribu
 
 with w = --distill-weight and T = --temperature (Hinton et al. 2015; T^2 keeps the gradient's scale as T changes).
 The task checks that its teacher reads the same inputs (`teacher_folder_config`, then its own checks) and hands
-`task_distillation_trainer` its Trainer class; the teacher stays out of the model, so checkpoints and the saved
-folder hold the student alone.
+`task_distillation_trainer` its Trainer class, with a function that cuts a batch down to what the teacher reads where
+the student reads more (a classifier with extended positions); the teacher stays out of the model, so checkpoints and
+the saved folder hold the student alone.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ class TeacherError(ValueError):
     """A --teacher that cannot teach this run; one line naming both values."""
 
 
-def teacher_folder_config(folder: str | Path, tokenizer, architecture: str, max_length: int):
+def teacher_folder_config(folder: str | Path, tokenizer, architecture: str, max_length: int | None):
     """The config of the trained model at `folder`, checked: a complete model folder of `architecture` (a model
     class name) whose tokenizer's vocabulary is the run's and whose positions cover the run's `max_length` (the
-    student feeds the teacher its own token ids)."""
+    student feeds the teacher its own token ids; None: the task cuts longer rows to the teacher's length itself)."""
     from transformers import AutoTokenizer
 
     from fastformer.engine.init_from import InitFromError, pretrained_config
@@ -44,12 +45,17 @@ def teacher_folder_config(folder: str | Path, tokenizer, architecture: str, max_
         raise TeacherError(
             f"--teacher {folder}: its tokenizer's vocabulary is not the run's (--init-from / --tokenizer)"
         )
-    if config.position_embedding_type == "absolute" and config.max_position_embeddings < max_length:
+    if max_length and teacher_max_length(config) < max_length:
         raise TeacherError(
             f"--teacher {folder}: it reads at most {config.max_position_embeddings} tokens, this run --max-length "
             f"{max_length}"
         )
     return config
+
+
+def teacher_max_length(config) -> float:
+    """How many tokens a row may hold for the model of `config`: its positions, or any number (relative ones)."""
+    return config.max_position_embeddings if config.position_embedding_type == "absolute" else float("inf")
 
 
 def distillation_loss(
@@ -88,26 +94,28 @@ def reference_distillation_loss(student_logits, teacher_logits, labels, weight, 
     return (1 - weight) * ce + weight * temperature**2 * kl / len(labels)
 
 
-def teaching_trainer(cfg, teacher, base: type | None = None) -> tuple[type | None, dict]:
+def teaching_trainer(cfg, teacher, base: type | None = None, teacher_inputs=None) -> tuple[type | None, dict]:
     """(Trainer class, its extra keyword arguments) of a run that a --teacher may teach: `base` and none without one
     (None: transformers' own Trainer); with one, `task_distillation_trainer(base)` and the loaded `teacher` with
-    --distill-weight and --temperature."""
+    --distill-weight, --temperature and `teacher_inputs` (batch -> the teacher's batch; None: the same)."""
     if not cfg.teacher:
         return base, {}
     return task_distillation_trainer(base), dict(
-        teacher=teacher, weight=cfg.distill_weight, temperature=cfg.temperature
+        teacher=teacher, weight=cfg.distill_weight, temperature=cfg.temperature, teacher_inputs=teacher_inputs
     )
 
 
 def task_distillation_trainer(base: type | None = None):
     """A subclass of `base` (a transformers Trainer class; default transformers' own) whose loss is
-    `distillation_loss` against a frozen teacher: the batch's inputs go to both models, its `labels` to the loss."""
+    `distillation_loss` against a frozen teacher: the batch's inputs go to both models (to the teacher through
+    `teacher_inputs` where given), its `labels` to the loss."""
     from transformers import Trainer
 
     class TaskDistillationTrainer(base or Trainer):
-        def __init__(self, *args, teacher, weight: float, temperature: float, **kwargs):
+        def __init__(self, *args, teacher, weight: float, temperature: float, teacher_inputs=None, **kwargs):
             super().__init__(*args, **kwargs)
             self.teacher, self.weight, self.temperature = teacher, weight, temperature
+            self.teacher_inputs = teacher_inputs or (lambda inputs: inputs)
 
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             labels = inputs.pop("labels")
@@ -115,7 +123,7 @@ def task_distillation_trainer(base: type | None = None):
             with torch.autocast(self.args.device.type, dtype=torch.bfloat16, enabled=bool(self.args.bf16)):
                 outputs = model(**inputs)
                 with torch.no_grad():
-                    teacher_logits = self.teacher(**inputs).logits
+                    teacher_logits = self.teacher(**self.teacher_inputs(inputs)).logits
             loss = distillation_loss(outputs.logits, teacher_logits, labels, self.weight, self.temperature)
             return (loss, outputs) if return_outputs else loss
 

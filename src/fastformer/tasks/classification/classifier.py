@@ -39,6 +39,34 @@ def encode_texts(tokenizer, texts: list[str], max_length: int, truncation: str =
     ]
 
 
+def kept_head(tokenizer, max_length: int, truncation: str = "head") -> int:
+    """How many of a row's first tokens `encode_texts` keeps at `max_length` before the row's tail: all but the
+    closing special tokens (head), or the opening ones and the head's words (head+tail)."""
+    before, after = special_tokens_around(tokenizer)
+    if truncation == "head":
+        return max_length - len(after)
+    return len(before) + min(HEAD_TOKENS, max(1, max_length - len(before) - len(after)) // 2)
+
+
+def shorten_rows(
+    input_ids: torch.Tensor, attention_mask: torch.Tensor, max_length: int, head: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch (B, N) cut to rows of at most `max_length` real tokens (B, min(N, max_length)), right-padded with 0:
+    a longer row keeps its first `head` and its last `max_length - head` real tokens (any padding side). With
+    `head = kept_head(tokenizer, max_length, truncation)`, a row `encode_texts` made at a greater length becomes the
+    row it makes at `max_length` (tested): what a 512-token teacher reads of a 1,024-token student's batch."""
+    real = attention_mask.bool()
+    count = real.sum(1, keepdim=True)  # (B, 1) real tokens per row
+    rank = real.long().cumsum(1) - 1  # (B, N) each real token's place among its row's
+    cut = (count - max_length).clamp(min=0)  # (B, 1) tokens dropped from the middle of a longer row
+    keep = real & ((rank < head) | (rank >= head + cut))
+    width = min(input_ids.shape[1], max_length)
+    place = torch.where(keep, torch.where(rank < head, rank, rank - cut), width)  # dropped: a spare column
+    ids = input_ids.new_zeros(input_ids.shape[0], width + 1).scatter_(1, place, input_ids)
+    mask = attention_mask.new_zeros(input_ids.shape[0], width + 1).scatter_(1, place, keep.to(attention_mask.dtype))
+    return ids[:, :width], mask[:, :width]
+
+
 class EncodedDataset(torch.utils.data.Dataset):
     """Token ids and label ids of examples (`encode_texts`); padding happens per batch in the collator."""
 
