@@ -1,8 +1,10 @@
 # Sourced by the sweep scripts: `sweep` reads "<name> <fastformer train arguments>" lines on stdin and runs them, JOBS
 # side by side with THREADS threads each, into $OUT/<name> (log: $OUT/<name>.log, --resume: a killed run continues);
 # each finished run's metrics.json is copied to $RESULTS/<name>.json, to be committed, and a run whose file exists
-# there is skipped. DRY_RUN=1 lists the runs instead. `converted_teacher DIR` makes the
-# distillation's teacher folder a sweep starts from.
+# there is skipped. DRY_RUN=1 lists the runs instead. `sweep_relisting LISTER` (JOBS=1) runs the first pending run that
+# the function LISTER lists (ONLY applied), then lists again: a run listed only once an earlier one has finished (a
+# student taught by its teacher) joins the same campaign. `converted_teacher DIR` makes the distillation's teacher
+# folder a sweep starts from.
 run_one() {
   local name=$1; shift
   [ -f "$RESULTS/$name.json" ] && return 0
@@ -19,6 +21,19 @@ sweep() {
   if [ "${DRY_RUN:-0}" = 1 ]; then cat; return 0; fi
   export -f run_one; export OUT RESULTS THREADS
   xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
+}
+sweep_relisting() {  # LISTER
+  if [ "${DRY_RUN:-0}" = 1 ] || [ "$JOBS" != 1 ]; then "$1" | grep -E "^(${ONLY:-.*}) " | sweep; return 0; fi
+  export -f run_one; export OUT RESULTS THREADS
+  local tried=" " line
+  while true; do  # the first listed run with no results file that has not failed once in this campaign
+    line=$("$1" | grep -E "^(${ONLY:-.*}) " | while read -r name rest; do
+      if [ ! -f "$RESULTS/$name.json" ] && [[ "$tried" != *" $name "* ]]; then echo "$name $rest"; break; fi
+    done)
+    [ -n "$line" ] || return 0
+    tried+="${line%% *} "
+    echo "$line" | xargs -L 1 bash -c 'run_one "$@"' _
+  done
 }
 converted_teacher() {  # DIR [ATTENTION]: all-MiniLM-L6-v2 converted into DIR from the package's model.zip, if missing
   # (ATTENTION softmax, the default: exactly, the distillation's teacher; fastformer: the swap, not distilled)

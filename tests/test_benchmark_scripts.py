@@ -174,6 +174,39 @@ def test_the_other_sets_list_students_taught_by_their_teachers_at_both_lengths()
     assert "--teacher" not in runs["imdb8-minilm-student1024-seed2"]
 
 
+def test_a_relisting_sweep_runs_what_a_finished_run_makes_listable_and_tries_a_failing_run_once(tmp_path):
+    """`sweep_relisting` (benchmarks/run_sweep.sh): a row listed only once another run's results exist (a student
+    taught by its teacher) runs in the same campaign, in list order; finished rows are skipped; a failing row is
+    tried once, not forever. `fastformer` here is a stand-in script: what is tested is the shell's order."""
+    import os
+    import subprocess
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stand_in = bin_dir / "fastformer"  # writes metrics.json into --output-dir, fails for a run named "broken"
+    stand_in.write_text(
+        '#!/usr/bin/env bash\nwhile [ $# -gt 0 ]; do [ "$1" = --output-dir ] && out=$2; shift; done\n'
+        'echo "${out##*/}" >> "$ORDER"; case $out in *broken) exit 1;; esac\n'
+        'mkdir -p "$out" && echo {} > "$out/metrics.json"\n'
+    )
+    stand_in.chmod(0o755)
+    script = tmp_path / "campaign.sh"
+    script.write_text(
+        f"source {BENCHMARKS / 'run_sweep.sh'}\n"
+        'jobs() { echo "teacher --x 1"; echo "broken --x 2"; '
+        '[ -f "$RESULTS/teacher.json" ] && echo "student --teacher t"; echo "last --x 3"; }\n'
+        "sweep_relisting jobs\n"
+    )
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "last.json").write_text("{}")  # finished in an earlier session: skipped
+    environment = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", ORDER=str(tmp_path / "order"), JOBS="1",
+                       THREADS="1", OUT=str(tmp_path / "runs"), RESULTS=str(tmp_path / "results"))  # fmt: skip
+    done = subprocess.run(["bash", str(script)], env=environment, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "order").read_text().split() == ["teacher", "broken", "student"]
+    assert "failed: broken" in done.stdout and (tmp_path / "results" / "student.json").exists()
+
+
 @pytest.mark.parametrize(
     ("script", "env"),
     [

@@ -66,4 +66,4 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
     esac
   done
 }
-jobs | grep -E "^(${ONLY:-.*}) " | sweep  # ONLY='yelp5-minilm-student512-seed1|...': just these runs
+sweep_relisting jobs  # ONLY='yelp5-minilm-student512-seed1|...': just these runs
