@@ -237,3 +237,37 @@ def test_every_run_a_sweep_lists_parses_with_todays_command_line(script, env, mo
         if all(Path(w.split(",")[0]).exists() for w in reads):
             resolve_settings(config_class, namespace, None)
         assert name
+
+
+def test_accuracy_by_length_reads_each_review_back_and_buckets_it_by_its_tokens(tmp_path, capsys):
+    """benchmarks/distill/by_length.py on real IMDB reviews: each prediction's text is read back from the file and
+    line it names, counted in the teacher's WordPiece tokens and scored in its bucket (a short review, one read whole
+    only at 1,024, one cut at both); runs that predicted other rows are refused."""
+    import gzip
+    import json
+    from itertools import islice
+
+    by_length = load_script(BENCHMARKS / "distill" / "by_length.py")
+    with gzip.open(ROOT.parent / "shared" / "data" / "imdb" / "imdb_ratings.jsonl.gz", "rt") as lines:
+        records = [json.loads(line) for line in islice(lines, 400)]
+    reviews = tmp_path / "reviews.jsonl"  # a short review, a 600-word one and a 1,200-word one, as a user's file
+    words = " ".join(r["text"] for r in records).split()
+    chosen = [records[0]["text"], " ".join(words[:600]), " ".join(words[:1200])]
+    reviews.write_text("".join(json.dumps({"text": t}) + "\n" for t in chosen))
+    run = tmp_path / "run"
+    run.mkdir()
+    rows = [dict(source=f"{reviews}:{i + 1}", label="pos", predicted=p) for i, p in enumerate(["pos", "neg", "pos"])]
+    (run / "predictions_test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "table.json"
+    assert by_length.main([f"student={run}", "--json", str(out)]) == 0
+    table = json.loads(out.read_text())["runs"]["student"]
+    assert [table[name]["accuracy"] for _, _, name in by_length.BUCKETS] == [100.0, 0.0, 100.0]
+    assert (
+        table["all"] == dict(reviews=3, accuracy=66.67)
+        and "| student | 100.0 | 0.0 | 100.0 | 66.67 |" in capsys.readouterr().out
+    )
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "predictions_test.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    with pytest.raises(SystemExit, match="not predict the same test rows"):
+        by_length.main([f"a={run}", f"b={other}"])

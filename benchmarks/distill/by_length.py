@@ -1,0 +1,103 @@
+"""Where reading more could win: test accuracy of finished classification runs by how long each review is, in the
+teacher's WordPiece tokens (issue 44: "the teacher reads at most 512 tokens; the student, positions extended, reads
+the whole review at linear cost: say where reading more wins").
+
+Each run folder's predictions_test.jsonl names every test row's file and line (`source`); the text is read back from
+there (JSON Lines, plain or gzip, field `text`) and counted with the tokenizer (special tokens aside). Buckets: read
+whole at 512 tokens (<= 510), read whole only at 1,024 (511-1,022), cut even at 1,024. A bag of words (NBSVM) reads
+every review whole whatever its length: beside the Transformers it shows what the tail of a long review is worth.
+
+    python benchmarks/distill/by_length.py NAME=RUN_DIR [NAME=RUN_DIR ...] [--tokenizer DIR] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+BUCKETS = ((0, 510, "<= 510 (whole at 512)"), (511, 1022, "511-1,022 (whole at 1,024)"), (1023, None, "> 1,022"))
+
+
+def bucket_of(length: int) -> str:
+    return next(name for low, high, name in BUCKETS if length >= low and (high is None or length <= high))
+
+
+def read_predictions(folder: Path) -> list[dict]:
+    path = folder / "predictions_test.jsonl"
+    if not path.is_file():
+        raise SystemExit(f"by_length.py: {path}: no such file (a finished classification run writes it)")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def texts_of(sources: set[str], field: str = "text") -> dict[str, str]:
+    """{"file:line": its record's text} for every source named (each file read once)."""
+    from fastformer.data.files import open_text
+
+    wanted: dict[str, set[int]] = defaultdict(set)
+    for source in sources:
+        path, line = source.rsplit(":", 1)
+        wanted[path].add(int(line))
+    texts = {}
+    for path, lines in wanted.items():
+        for number, line in enumerate(open_text(Path(path)), start=1):
+            if number in lines:
+                texts[f"{path}:{number}"] = json.loads(line)[field]
+    return texts
+
+
+def accuracy_by_length(runs: dict[str, list[dict]], lengths: dict[str, int]) -> dict[str, dict[str, dict]]:
+    """{run: {bucket: {"reviews": n, "accuracy": %}}} (and "all")."""
+    table = {}
+    for name, rows in runs.items():
+        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for row in rows:
+            for bucket in (bucket_of(lengths[row["source"]]), "all"):
+                counts[bucket][0] += 1
+                counts[bucket][1] += row["predicted"] == row["label"]
+        table[name] = {b: dict(reviews=n, accuracy=round(100 * right / n, 2)) for b, (n, right) in counts.items()}
+    return table
+
+
+def markdown(table: dict[str, dict[str, dict]]) -> str:
+    columns = [name for _, _, name in BUCKETS] + ["all"]
+    first = next(iter(table.values()))
+    lines = [
+        "| run | " + " | ".join(f"{c} ({first.get(c, {}).get('reviews', 0):,} reviews)" for c in columns) + " |",
+        "|---|" + "---:|" * len(columns),
+    ]
+    for name, buckets in table.items():
+        lines.append(f"| {name} | " + " | ".join(f"{buckets.get(c, {}).get('accuracy', '-')}" for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", help="NAME=RUN_DIR: a finished classification run folder")
+    parser.add_argument("--tokenizer", default="pretrained/fastformer-minilm-l6-distilled")
+    parser.add_argument("--json", help="write the table as JSON here too")
+    args = parser.parse_args(argv)
+    from transformers import AutoTokenizer
+
+    runs = {}
+    for spec in args.runs:
+        name, _, folder = spec.partition("=")
+        runs[name] = read_predictions(Path(folder or name))
+    first = next(iter(runs.values()))
+    if any({r["source"] for r in rows} != {r["source"] for r in first} for rows in runs.values()):
+        raise SystemExit("by_length.py: the runs did not predict the same test rows")
+    texts = texts_of({r["source"] for r in first})
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    sources = list(texts)
+    encoded = tokenizer([texts[s] for s in sources], add_special_tokens=False, verbose=False)["input_ids"]
+    lengths = {s: len(ids) for s, ids in zip(sources, encoded, strict=True)}
+    table = accuracy_by_length(runs, lengths)
+    print(markdown(table))
+    if args.json:
+        Path(args.json).write_text(json.dumps(dict(tokenizer=args.tokenizer, runs=table), indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
