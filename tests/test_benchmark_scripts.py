@@ -264,10 +264,41 @@ def test_accuracy_by_length_reads_each_review_back_and_buckets_it_by_its_tokens(
     assert [table[name]["accuracy"] for _, _, name in by_length.BUCKETS] == [100.0, 0.0, 100.0]
     assert (
         table["all"] == dict(reviews=3, accuracy=66.67)
-        and "| student | 100.0 | 0.0 | 100.0 | 66.67 |" in capsys.readouterr().out
+        and "| student | 100.00 | 0.00 | 100.00 | 66.67 |" in capsys.readouterr().out
+    )
+    assert (
+        by_length.main(["--table", str(out)]) == 0 and "| student | 100.00 | 0.00 | 100.00 |" in capsys.readouterr().out
     )
     other = tmp_path / "other"
     other.mkdir()
     (other / "predictions_test.jsonl").write_text(json.dumps(rows[0]) + "\n")
     with pytest.raises(SystemExit, match="not predict the same test rows"):
         by_length.main([f"a={run}", f"b={other}"])
+
+
+def test_head_tail_reads_again_only_the_reviews_a_run_cut(tmp_path):
+    """by_length.py --head-tail NAME: a real (tiny) classifier's rows longer than its --max-length are predicted
+    again from their first and last tokens (as `Classifier` with head+tail does), the others keep the run's own."""
+    import json
+
+    from fastformer.cli.main import main as fastformer
+    from fastformer.tasks.classification.classifier import Classifier
+    from tests.helpers import TINY_CLASSIFIER
+
+    run = tmp_path / "run"
+    assert fastformer(["train", *TINY_CLASSIFIER, "--output-dir", str(run)]) == 0  # the built-in task, 48 tokens
+    by_length = load_script(BENCHMARKS / "distill" / "by_length.py")
+    texts = ["a fine film", "dull " * 60 + "but in the end a fine film " * 30]  # read whole; cut at 48
+    reviews = tmp_path / "reviews.jsonl"
+    reviews.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    classifier = Classifier(run, 48)
+    labels = classifier.labels.labels
+    rows = [dict(source=f"{reviews}:{i + 1}", label=labels[0], predicted="kept") for i in range(2)]
+    (run / "predictions_test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    read_again = by_length.read_cut_again(
+        run, rows, {r["source"]: t for r, t in zip(rows, texts, strict=True)}, "head+tail"
+    )
+    classifier.truncation = "head+tail"
+    assert [r["predicted"] for r in read_again] == ["kept", classifier([texts[1]])[0]["label"]]
+    with pytest.raises(SystemExit, match="--head-tail other: not one of the runs"):
+        by_length.main([f"student={run}", "--head-tail", "other"])

@@ -6,8 +6,12 @@ Each run folder's predictions_test.jsonl names every test row's file and line (`
 there (JSON Lines, plain or gzip, field `text`) and counted with the tokenizer (special tokens aside). Buckets: read
 whole at 512 tokens (<= 510), read whole only at 1,024 (511-1,022), cut even at 1,024. A bag of words (NBSVM) reads
 every review whole whatever its length: beside the Transformers it shows what the tail of a long review is worth.
+`--head-tail NAME` reads the reviews that run cut again with head+tail truncation at its own length (its first 128
+tokens and its last ones, Sun et al. 2019; bf16 autocast as the run was trained) and adds that row.
 
-    python benchmarks/distill/by_length.py NAME=RUN_DIR [NAME=RUN_DIR ...] [--tokenizer DIR] [--json OUT]
+    python benchmarks/distill/by_length.py NAME=RUN_DIR [NAME=RUN_DIR ...] [--head-tail NAME] [--tokenizer DIR]
+        [--json OUT]
+    python benchmarks/distill/by_length.py --table benchmarks/distill/results/by-length-seed1.json  (committed)
 """
 
 from __future__ import annotations
@@ -47,6 +51,26 @@ def texts_of(sources: set[str], field: str = "text") -> dict[str, str]:
     return texts
 
 
+def read_cut_again(folder: Path, rows: list[dict], texts: dict[str, str], truncation: str) -> list[dict]:
+    """The run's test predictions, each review it cut (longer than its --max-length) read again with `truncation`."""
+    import torch
+
+    from fastformer.data.tokenizer import special_tokens_around
+    from fastformer.engine.folder import run_settings
+    from fastformer.tasks.classification.classifier import Classifier
+
+    settings = run_settings(folder)
+    classifier = Classifier(folder, settings["max_length"])
+    classifier.truncation = truncation
+    room = settings["max_length"] - sum(map(len, special_tokens_around(classifier.tokenizer)))
+    sources = [r["source"] for r in rows]
+    counted = classifier.tokenizer([texts[s] for s in sources], add_special_tokens=False, verbose=False)["input_ids"]
+    cut = [s for s, ids in zip(sources, counted, strict=True) if len(ids) > room]
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bool(settings.get("bf16"))):
+        again = {s: record["label"] for s, record in zip(cut, classifier([texts[s] for s in cut]), strict=True)}
+    return [{**r, "predicted": again.get(r["source"], r["predicted"])} for r in rows]
+
+
 def accuracy_by_length(runs: dict[str, list[dict]], lengths: dict[str, int]) -> dict[str, dict[str, dict]]:
     """{run: {bucket: {"reviews": n, "accuracy": %}}} (and "all")."""
     table = {}
@@ -68,26 +92,39 @@ def markdown(table: dict[str, dict[str, dict]]) -> str:
         "|---|" + "---:|" * len(columns),
     ]
     for name, buckets in table.items():
-        lines.append(f"| {name} | " + " | ".join(f"{buckets.get(c, {}).get('accuracy', '-')}" for c in columns) + " |")
+        cells = (f"{buckets[c]['accuracy']:.2f}" if c in buckets else "-" for c in columns)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs", nargs="+", help="NAME=RUN_DIR: a finished classification run folder")
+    parser.add_argument("runs", nargs="*", help="NAME=RUN_DIR: a finished classification run folder")
+    parser.add_argument("--head-tail", action="append", default=[], metavar="NAME", help="a run to read again")
     parser.add_argument("--tokenizer", default="pretrained/fastformer-minilm-l6-distilled")
     parser.add_argument("--json", help="write the table as JSON here too")
+    parser.add_argument("--table", help="print the table of a JSON file --json wrote, and nothing else")
     args = parser.parse_args(argv)
+    if args.table:
+        print(markdown(json.loads(Path(args.table).read_text())["runs"]))
+        return 0
+    if not args.runs:
+        parser.error("give NAME=RUN_DIR runs, or --table FILE")
     from transformers import AutoTokenizer
 
-    runs = {}
+    runs, folders = {}, {}
     for spec in args.runs:
         name, _, folder = spec.partition("=")
-        runs[name] = read_predictions(Path(folder or name))
+        folders[name] = Path(folder or name)
+        runs[name] = read_predictions(folders[name])
     first = next(iter(runs.values()))
     if any({r["source"] for r in rows} != {r["source"] for r in first} for rows in runs.values()):
         raise SystemExit("by_length.py: the runs did not predict the same test rows")
     texts = texts_of({r["source"] for r in first})
+    for name in args.head_tail:
+        if name not in runs:
+            raise SystemExit(f"by_length.py: --head-tail {name}: not one of the runs ({', '.join(runs)})")
+        runs[f"{name}, head+tail"] = read_cut_again(folders[name], runs[name], texts, "head+tail")
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     sources = list(texts)
     encoded = tokenizer([texts[s] for s in sources], add_special_tokens=False, verbose=False)["input_ids"]
