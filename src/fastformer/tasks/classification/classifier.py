@@ -32,7 +32,7 @@ def encode_texts(tokenizer, texts: list[str], max_length: int, truncation: str =
         raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
     before, after = special_tokens_around(tokenizer)
     room = max(1, max_length - len(before) - len(after))
-    head = min(HEAD_TOKENS, room // 2)
+    head = kept_head(tokenizer, max_length, truncation) - len(before)
     encoded = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
     return [
         before + (ids if len(ids) <= room else ids[:head] + ids[len(ids) - (room - head) :]) + after for ids in encoded
