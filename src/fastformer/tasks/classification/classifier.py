@@ -32,7 +32,7 @@ def encode_texts(tokenizer, texts: list[str], max_length: int, truncation: str =
         raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
     before, after = special_tokens_around(tokenizer)
     room = max(1, max_length - len(before) - len(after))
-    head = kept_head(tokenizer, max_length, truncation) - len(before)
+    head = head_length(before, after, max_length, truncation) - len(before)
     encoded = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
     return [
         before + (ids if len(ids) <= room else ids[:head] + ids[len(ids) - (room - head) :]) + after for ids in encoded
@@ -42,7 +42,11 @@ def encode_texts(tokenizer, texts: list[str], max_length: int, truncation: str =
 def kept_head(tokenizer, max_length: int, truncation: str = "head") -> int:
     """How many of a row's first tokens `encode_texts` keeps at `max_length` before the row's tail: all but the
     closing special tokens (head), or the opening ones and the head's words (head+tail)."""
-    before, after = special_tokens_around(tokenizer)
+    return head_length(*special_tokens_around(tokenizer), max_length, truncation)
+
+
+def head_length(before: list[int], after: list[int], max_length: int, truncation: str) -> int:
+    """`kept_head` from the special tokens around a text (`special_tokens_around`, read once by `encode_texts`)."""
     if truncation == "head":
         return max_length - len(after)
     return len(before) + min(HEAD_TOKENS, max(1, max_length - len(before) - len(after)) // 2)

@@ -12,11 +12,14 @@ from typing import Any
 from fastformer.engine.teacher import TeacherError, teacher_folder_config, teacher_max_length
 
 
-def load_teacher_classifier(folder: str | Path, labels: list[str], tokenizer, max_length: int, truncation: str):
+def load_teacher_classifier(
+    folder: str | Path, labels: list[str], tokenizer, max_length: int, truncation: str, report: dict[str, Any]
+):
     """(the fine-tuned classifier at `folder` frozen in eval mode, the function that cuts a batch to what it reads or
     None), refused when its labels (in order) or vocabulary differ from the run's. A teacher whose positions are
     fewer than `max_length` (a 512-token BERT teaching a student with extended positions) reads each row as the run's
-    --truncation would have made it at the teacher's length: e.g. the first 511 tokens and the closing [SEP]."""
+    --truncation would have made it at the teacher's length: e.g. the first 511 tokens and the closing [SEP]. What it
+    reads goes into `report["teacher"]`."""
     from fastformer.models.fastformer import FastformerForSequenceClassification
     from fastformer.tasks.classification.classifier import kept_head, shorten_rows
 
@@ -26,6 +29,7 @@ def load_teacher_classifier(folder: str | Path, labels: list[str], tokenizer, ma
         raise TeacherError(f"--teacher {folder}: its labels {theirs[:6]} are not this run's {list(labels)[:6]}")
     teacher = FastformerForSequenceClassification.from_pretrained(str(folder)).eval().requires_grad_(False)
     reads = teacher_max_length(config)
+    report["teacher"] = dict(folder=str(folder), reads_tokens=min(reads, max_length), truncation=truncation)
     if reads >= max_length:
         return teacher, None
     head = kept_head(tokenizer, reads, truncation)

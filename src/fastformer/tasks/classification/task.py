@@ -74,15 +74,12 @@ class ClassificationTask(Task):
         data = dict(splits=splits, labels=labels)
         if cfg.teacher:  # task distillation: the teacher loads and fits, the unlabelled texts are read, before it too
             from fastformer.engine.inputs import make_tokenizer
-            from fastformer.engine.teacher import teacher_max_length
             from fastformer.tasks.classification.distillation import load_teacher_classifier, unlabelled_examples
 
             tokenizer, _ = make_tokenizer(cfg, ())
             data["teacher"], data["teacher_inputs"] = load_teacher_classifier(
-                cfg.teacher, labels.labels, tokenizer, cfg.max_length, cfg.truncation
+                cfg.teacher, labels.labels, tokenizer, cfg.max_length, cfg.truncation, report
             )
-            reads = min(cfg.max_length, teacher_max_length(data["teacher"].config))
-            report["teacher"] = dict(folder=cfg.teacher, reads_tokens=reads, truncation=cfg.truncation)
             data["unlabelled"] = unlabelled_examples(cfg, splits, report) if cfg.unlabelled else []
         return data
 
