@@ -1,5 +1,7 @@
 # Sourced by the sweep scripts: `sweep` reads "<name> <fastformer train arguments>" lines on stdin and runs them, JOBS
-# side by side with THREADS threads each, into $OUT/<name> (log: $OUT/<name>.log, --resume: a killed run continues);
+# side by side with THREADS threads each, into $OUT/<name> (log: $OUT/<name>.log, appended to, so a resumed run keeps
+# its earlier part and a second campaign refused by a running run's lock leaves its log whole; --resume: a killed run
+# continues);
 # each finished run's metrics.json is copied to $RESULTS/<name>.json, to be committed, and a run whose file exists
 # there is skipped. DRY_RUN=1 lists the runs instead. `sweep_relisting LISTER` (JOBS=1) runs the first pending run that
 # the function LISTER lists (ONLY applied), then lists again: a run listed only once an earlier one has finished (a
@@ -10,7 +12,7 @@ run_one() {
   [ -f "$RESULTS/$name.json" ] && return 0
   mkdir -p "$OUT" "$RESULTS"
   if OMP_NUM_THREADS=$THREADS fastformer train "$@" --output-dir "$OUT/$name" --no-progress --resume \
-    > "$OUT/$name.log" 2>&1; then
+    >> "$OUT/$name.log" 2>&1; then
     cp "$OUT/$name/metrics.json" "$RESULTS/$name.json"
     echo "done: $name $(date +%T)"
   else

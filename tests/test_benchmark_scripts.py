@@ -178,7 +178,9 @@ def test_the_other_sets_list_students_taught_by_their_teachers_at_both_lengths()
 def test_a_relisting_sweep_runs_what_a_finished_run_makes_listable_and_tries_a_failing_run_once(tmp_path):
     """`sweep_relisting` (benchmarks/run_sweep.sh): a row listed only once another run's results exist (a student
     taught by its teacher) runs in the same campaign, in list order; finished rows are skipped; a failing row is
-    tried once, not forever. `fastformer` here is a stand-in script: what is tested is the shell's order."""
+    tried once, not forever; a run's log is appended to (a resumed run keeps its earlier part, and a second campaign
+    refused by a running run's lock cannot wipe that run's log). `fastformer` here is a stand-in script: what is
+    tested is the shell's order."""
     import os
     import subprocess
 
@@ -187,7 +189,7 @@ def test_a_relisting_sweep_runs_what_a_finished_run_makes_listable_and_tries_a_f
     stand_in = bin_dir / "fastformer"  # writes metrics.json into --output-dir, fails for a run named "broken"
     stand_in.write_text(
         '#!/usr/bin/env bash\nwhile [ $# -gt 0 ]; do [ "$1" = --output-dir ] && out=$2; shift; done\n'
-        'echo "${out##*/}" >> "$ORDER"; case $out in *broken) exit 1;; esac\n'
+        'echo "${out##*/}" >> "$ORDER"; echo "attempt of ${out##*/}"; case $out in *broken) exit 1;; esac\n'
         'mkdir -p "$out" && echo {} > "$out/metrics.json"\n'
     )
     stand_in.chmod(0o755)
@@ -200,12 +202,16 @@ def test_a_relisting_sweep_runs_what_a_finished_run_makes_listable_and_tries_a_f
     )
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "last.json").write_text("{}")  # finished in an earlier session: skipped
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "teacher.log").write_text("killed in an earlier session\n")  # resumed now
     environment = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", ORDER=str(tmp_path / "order"), JOBS="1",
                        THREADS="1", OUT=str(tmp_path / "runs"), RESULTS=str(tmp_path / "results"))  # fmt: skip
     done = subprocess.run(["bash", str(script)], env=environment, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "order").read_text().split() == ["teacher", "broken", "student"]
     assert "failed: broken" in done.stdout and (tmp_path / "results" / "student.json").exists()
+    log = (tmp_path / "runs" / "teacher.log").read_text()
+    assert log == "killed in an earlier session\nattempt of teacher\n"
 
 
 @pytest.mark.parametrize(
