@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-reference", action="store_true", help="leave out the 'no attention' row")
     args = parser.parse_args(argv)
     from fastformer.engine.init_from import pretrained_tokenizer
+    from fastformer.engine.state_loss import teacher_scales
     from fastformer.tasks.distill.config import DistillationConfig
     from fastformer.tasks.distill.distillation import (
         SCALE_PIECES,
@@ -43,7 +44,6 @@ def main(argv: list[str] | None = None) -> int:
         load_fastformer,
         load_teacher,
     )
-    from fastformer.tasks.distill.loss import teacher_scales
     from fastformer.tasks.pretrain.corpus import load_texts
 
     cfg = DistillationConfig(

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import fastformer.models  # noqa: F401  (registers the Auto classes)
     from fastformer.engine.init_from import FINE_TUNING_FILE
-    from fastformer.tasks.distill.loss import mean_pool
+    from fastformer.engine.state_loss import mean_pool
     from fastformer.tasks.distill.task import STUDENT_FINE_TUNING
 
     source, output = Path(args.source), Path(args.output)

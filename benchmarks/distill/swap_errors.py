@@ -34,8 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     from transformers import AutoTokenizer
 
     from fastformer.convert_bert import convert_bert, read_bert
+    from fastformer.engine.state_loss import teacher_scales
     from fastformer.tasks.distill.distillation import distillation_losses
-    from fastformer.tasks.distill.loss import teacher_scales
 
     source = (
         args.model_zip or Path(importlib.util.find_spec("all_minilm_l6_v2").submodule_search_locations[0]) / "model.zip"

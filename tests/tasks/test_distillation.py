@@ -12,8 +12,8 @@ import torch
 from transformers import AutoModel
 
 from fastformer.cli.main import main
+from fastformer.engine.state_loss import reference_state_loss, state_loss, teacher_scales
 from fastformer.tasks.distill.distillation import PaddingCollator, distillation_losses, total_loss
-from fastformer.tasks.distill.loss import reference_state_loss, state_loss, teacher_scales
 from tests.helpers import SHARED, teacher_zip
 
 REVIEWS = SHARED / "data" / "amazon" / "amazon_review_full_condensed_test999.csv"

@@ -393,11 +393,67 @@ def test_the_distillation_loss_of_a_news_batch_is_the_teachers_distribution_over
     torch.testing.assert_close(loss.detach(), expected)
 
 
+def test_a_news_students_hidden_term_compares_its_title_encoder_with_the_teachers(trained, mind):
+    """`--distill-hidden w` on news: in training, the Trainer's loss is the distribution term plus w x the news
+    encoder's hidden states against the teacher's over the batch's title tokens (`news_text_states`); in evaluation
+    the distribution term alone (evaluation's outputs are its predictions)."""
+    from transformers import TrainingArguments
+
+    from fastformer.engine.state_loss import hidden_state_loss
+    from fastformer.engine.teacher import distillation_loss, task_distillation_trainer
+    from fastformer.tasks.news.recommender import ClickCollator, news_text_states
+
+    teacher, tokenizer = load_model(trained)
+    student, _ = load_model(trained)
+    with torch.no_grad():
+        for p in student.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    data = load_mind(mind / "valid")
+    tokens = NewsTokens(tokenizer, teacher.config.news_fields, 48)
+    tokens.add(data)
+    batch = ClickCollator(tokens)([ClickRows(data, 50, 4, 0)[i] for i in range(8)])
+    args = TrainingArguments(output_dir=str(trained / "unused"), report_to=[], use_cpu=True)
+    trainer = task_distillation_trainer()(
+        model=student, args=args, teacher=teacher, weight=0.7, temperature=2.0, hidden_weight=0.5,
+        text_states=news_text_states,
+    )  # fmt: skip
+    inputs = {k: v for k, v in batch.items() if k != "labels"}
+    for module in student.modules():  # no dropout draws: every pass below sees the same student
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    teacher.eval()
+    evaluated = trainer.compute_loss(student.eval(), dict(batch))
+    trained_loss = trainer.compute_loss(student.train(), dict(batch))
+    with torch.no_grad():
+        ours, theirs = student(**inputs, output_hidden_states=True), teacher(**inputs, output_hidden_states=True)
+        logits_term = distillation_loss(ours.logits, theirs.logits, batch["labels"], 0.7, 2.0)
+        hidden_term = hidden_state_loss(
+            ours.news_hidden_states, theirs.news_hidden_states, inputs["news_attention_mask"].bool()
+        )
+    assert len(ours.news_hidden_states) == student.config.num_hidden_layers + 1 and hidden_term > 0
+    torch.testing.assert_close(evaluated.detach(), logits_term)
+    torch.testing.assert_close(trained_loss.detach(), logits_term + 0.5 * hidden_term)
+
+
 def test_a_news_student_learns_from_a_teacher_and_an_unfit_teacher_is_refused_in_one_line(trained, mind, tmp_path):
     tokenizer = str(trained / "tokenizer")
     out = tmp_path / "student"
     assert (
-        main(_news_run(mind, out, "--teacher", str(trained), "--tokenizer", tokenizer, "--distill-weight", "0.7")) == 0
+        main(
+            _news_run(
+                mind,
+                out,
+                "--teacher",
+                str(trained),
+                "--tokenizer",
+                tokenizer,
+                "--distill-weight",
+                "0.7",
+                "--distill-hidden",
+                "0.5",
+            )
+        )
+        == 0
     )
     metrics = json.loads((out / "metrics.json").read_text())
     assert 0 <= metrics["test"]["auc"] <= 1 and json.loads((out / "run_config.json").read_text())["teacher"]
@@ -405,6 +461,10 @@ def test_a_news_student_learns_from_a_teacher_and_an_unfit_teacher_is_refused_in
         (["--teacher", str(trained)], "needs --init-from or --tokenizer"),
         (["--teacher", str(trained), "--tokenizer", tokenizer, "--news-fields", "category,title"], "it reads title"),
         (["--teacher", str(trained), "--tokenizer", tokenizer, "--popularity"], "does not score popularity"),
+        (
+            ["--teacher", str(trained), "--tokenizer", tokenizer, "--distill-hidden", "1", "--model", "hidden_size=32"],
+            "--distill-hidden: the teacher's hidden size is",
+        ),
         (["--teacher", str(mind / "valid"), "--tokenizer", tokenizer], str(mind / "valid")),
     ]
     for i, (extra, says) in enumerate(cases):

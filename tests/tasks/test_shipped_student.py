@@ -13,7 +13,7 @@ from transformers import AutoModel, AutoTokenizer
 
 import fastformer.models  # noqa: F401  (registers the Auto classes)
 from fastformer.cli.main import main
-from fastformer.tasks.distill.loss import mean_pool
+from fastformer.engine.state_loss import mean_pool
 from tests.helpers import sst5_sentences, teacher_zip
 from tests.tasks.test_pretraining import classify, reviews_csv  # noqa: F401  (the fixture: 100 real reviews)
 

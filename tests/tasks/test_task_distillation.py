@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from fastformer.cli.main import main
+from fastformer.engine.state_loss import hidden_state_loss, reference_state_loss, teacher_depths, teacher_scales
 from fastformer.engine.teacher import distillation_loss, reference_distillation_loss
 from fastformer.tasks.classification.classifier import encode_texts, kept_head, shorten_rows
 from tests.helpers import ROOT, SHARED, sst5_sentences
@@ -41,6 +42,39 @@ def test_loss_equals_the_row_by_row_reference(weight, temperature):
     torch.testing.assert_close(
         loss.double(), reference_distillation_loss(student, teacher, unlabelled, weight, temperature)
     )
+
+
+def test_hidden_states_are_compared_depth_by_depth_as_the_loop_reference_and_teach_the_student_alone():
+    """--distill-hidden's term: a 3-layer student against a 6-layer teacher compares depths 0-3 with the teacher's
+    0, 2, 4 and 6 (TinyBERT's uniform mapping; the embeddings' output first), each in units of the teacher's scales
+    on the batch, over real tokens only; the gradient reaches the student's states, never the teacher's."""
+    assert teacher_depths(4, 7) == [0, 2, 4, 6] and teacher_depths(7, 7) == list(range(7))
+    assert teacher_depths(3, 13) == [0, 6, 12]
+    generator = torch.Generator().manual_seed(0)
+    mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
+    students = tuple(
+        torch.randn(2, 5, 4, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(4)
+    )
+    teachers = tuple(torch.randn(2, 5, 4, generator=generator, dtype=torch.float64) * (1 + d) for d in range(7))
+    teachers = tuple(t.requires_grad_() for t in teachers)
+    loss = hidden_state_loss(students, teachers, mask)
+    expected = (
+        sum(
+            reference_state_loss(
+                s.detach(), teachers[d].detach(), teacher_scales((teachers[d].detach(),), mask)[0], mask
+            )
+            for s, d in zip(students, [0, 2, 4, 6], strict=True)
+        )
+        / 4
+    )
+    torch.testing.assert_close(loss.double(), expected, rtol=1e-5, atol=1e-7)
+    loss.backward()
+    assert all(s.grad is not None and s.grad.abs().sum() > 0 for s in students)
+    assert all(t.grad is None for t in teachers)
+    padded = students[0].detach().clone()
+    padded[1, 3:] += 100.0  # padding positions: no part of the loss
+    moved = hidden_state_loss((padded, *students[1:]), teachers, mask)
+    torch.testing.assert_close(moved, loss.detach())
 
 
 @pytest.mark.parametrize("truncation", ["head", "head+tail"])
@@ -87,12 +121,32 @@ def test_a_student_learns_from_the_teacher_and_unlabelled_texts(teacher, tmp_pat
     assert 0 <= metrics["test"]["accuracy"] <= 1 and "teacher" in json.loads((out / "run_config.json").read_text())
 
 
+def test_a_student_taught_hidden_states_trains_and_its_loss_holds_the_term(teacher, tmp_path):
+    """`--distill-hidden 1`: the run trains and saves; its first logged loss is above the logits-only run's, which
+    starts from the same weights, batches and seed (the hidden-state term is > 0 for a student that is not its
+    teacher)."""
+    losses = {}
+    for hidden in ("0", "1"):
+        out = tmp_path / f"hidden{hidden}"
+        args = ["train", *SPLITS, *TINY, "--teacher", str(teacher), "--tokenizer", str(teacher / "tokenizer"),
+                "--distill-hidden", hidden, "--logging-steps", "1", "--output-dir", str(out)]  # fmt: skip
+        assert main(args) == 0
+        history = json.loads((out / "log_history.json").read_text())
+        losses[hidden] = next(entry["loss"] for entry in history if "loss" in entry)
+        assert json.loads((out / "run_config.json").read_text())["distill_hidden"] == float(hidden)
+    assert losses["1"] > losses["0"] > 0
+
+
 def test_a_teacher_that_does_not_fit_is_refused_before_anything_is_written(teacher, tmp_path):
     binary = ["--binary-threshold", "3"]  # labels neg / pos: not the teacher's 1..5
+    taught = ["--teacher", str(teacher), "--tokenizer", str(teacher / "tokenizer")]
     cases = [
-        ([*SPLITS, *binary, "--teacher", str(teacher), "--tokenizer", str(teacher / "tokenizer")], "its labels"),
+        ([*SPLITS, *binary, *taught], "its labels"),
         ([*SPLITS, "--teacher", str(teacher)], "needs --init-from or --tokenizer"),
         ([*SPLITS, "--unlabelled", str(SST / "sst_dev.txt")], "texts with no label need a --teacher"),
+        ([*SPLITS, "--distill-hidden", "1"], "--distill-hidden: needs --teacher"),
+        ([*SPLITS, *taught, "--distill-hidden", "1", "--model", "hidden_size=32"], "the teacher's hidden size is 16"),
+        ([*SPLITS, *taught, "--distill-hidden", "1", "--max-length", "96"], "compared token by token"),
     ]
     for i, (args, says) in enumerate(cases):
         with pytest.raises(SystemExit) as refused:

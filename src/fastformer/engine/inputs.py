@@ -362,6 +362,15 @@ class TeacherSettings(WordInputSettings):
     temperature: float = setting(
         2.0, "--teacher: softmax temperature of both distributions", above=0, fingerprint_at_default=False
     )
+    distill_hidden: float = setting(
+        0.0,
+        "--teacher: weight of a term for the text encoder's hidden states (TinyBERT's intermediate layers), added to "
+        "the loss: each student layer's output (the embeddings' first) against the teacher's at the same relative "
+        "depth, per dimension in units of the teacher's RMS there, over real tokens (as `fastformer train distill`); "
+        "needs the teacher's hidden size and the same tokens; 0: the output distribution alone",
+        minimum=0,
+        fingerprint_at_default=False,
+    )
 
     def check(self) -> None:
         super().check()
@@ -369,3 +378,5 @@ class TeacherSettings(WordInputSettings):
             raise SettingError(
                 "teacher", "needs --init-from or --tokenizer: the student must read the teacher's tokens"
             )
+        if self.distill_hidden and not self.teacher:
+            raise SettingError("distill_hidden", "needs --teacher: the hidden states it matches are a teacher's")

@@ -5,7 +5,9 @@ on the task (the teacher, any attention) teaches the student its output distribu
     loss = (1 - w) * cross-entropy(student, labels)   (labelled rows only)
          + w * T^2 * KL(softmax(teacher / T) || softmax(student / T))   (every row)
 
-with w = --distill-weight and T = --temperature (Hinton et al. 2015; T^2 keeps the gradient's scale as T changes).
+with w = --distill-weight and T = --temperature (Hinton et al. 2015; T^2 keeps the gradient's scale as T changes);
+with --distill-hidden h > 0, plus h times the text encoder's hidden states against the teacher's (TinyBERT's
+intermediate layers: `hidden_state_loss` of engine/state_loss.py, each depth in units of the teacher's scales there).
 The task checks that its teacher reads the same inputs (`teacher_folder_config`, then its own checks) and hands
 `task_distillation_trainer` its Trainer class, with a function that cuts a batch down to what the teacher reads where
 the student reads more (a classifier with extended positions); the teacher stays out of the model, so checkpoints and
@@ -53,6 +55,33 @@ def teacher_folder_config(folder: str | Path, tokenizer, architecture: str, max_
     return config
 
 
+def check_hidden_teaching(cfg, teacher_config, shortened: bool = False) -> None:
+    """--distill-hidden compares the student's hidden states with the teacher's token by token and dimension by
+    dimension: refused in one line (before anything is written) when their hidden sizes differ or when the teacher
+    reads other tokens than the student (`shortened`: a teacher with fewer positions reading a cut row)."""
+    if not getattr(cfg, "distill_hidden", 0):
+        return
+    from fastformer.engine.init_from import pretrained_config
+
+    if cfg.init_from:
+        student = pretrained_config(cfg.init_from)
+    else:
+        from fastformer.models.fastformer import FastformerConfig
+
+        student = FastformerConfig.from_preset(cfg.preset, **cfg.model)
+    if student.hidden_size != teacher_config.hidden_size:
+        raise TeacherError(
+            f"--distill-hidden: the teacher's hidden size is {teacher_config.hidden_size}, the student's "
+            f"{student.hidden_size} (hidden states are compared dimension by dimension)"
+        )
+    if shortened:
+        raise TeacherError(
+            f"--distill-hidden: the teacher reads {teacher_max_length(teacher_config)} tokens of a row, the student "
+            f"--max-length {cfg.max_length} (hidden states are compared token by token): give --max-length "
+            f"{teacher_max_length(teacher_config)} or --distill-hidden 0"
+        )
+
+
 def teacher_max_length(config) -> float:
     """How many tokens a row may hold for the model of `config`: its positions, or any number (relative ones)."""
     return config.max_position_embeddings if config.position_embedding_type == "absolute" else float("inf")
@@ -94,37 +123,72 @@ def reference_distillation_loss(student_logits, teacher_logits, labels, weight, 
     return (1 - weight) * ce + weight * temperature**2 * kl / len(labels)
 
 
-def teaching_trainer(cfg, teacher, base: type | None = None, teacher_inputs=None) -> tuple[type | None, dict]:
+def teaching_trainer(
+    cfg, teacher, base: type | None = None, teacher_inputs=None, text_states=None
+) -> tuple[type | None, dict]:
     """(Trainer class, its extra keyword arguments) of a run that a --teacher may teach: `base` and none without one
     (None: transformers' own Trainer); with one, `task_distillation_trainer(base)` and the loaded `teacher` with
-    --distill-weight, --temperature and `teacher_inputs` (batch -> the teacher's batch; None: the same)."""
+    --distill-weight, --temperature, `teacher_inputs` (batch -> the teacher's batch; None: the same) and, for
+    --distill-hidden, the task's `text_states` ((model outputs, batch) -> (the text encoder's hidden states,
+    embeddings' output first, and their (B, N) mask of real tokens))."""
     if not cfg.teacher:
         return base, {}
+    hidden = getattr(cfg, "distill_hidden", 0.0)
+    if hidden and text_states is None:
+        raise TeacherError(
+            f"--distill-hidden: this task ({type(cfg).__name__}) does not say where its hidden states are"
+        )
     return task_distillation_trainer(base), dict(
-        teacher=teacher, weight=cfg.distill_weight, temperature=cfg.temperature, teacher_inputs=teacher_inputs
+        teacher=teacher,
+        weight=cfg.distill_weight,
+        temperature=cfg.temperature,
+        teacher_inputs=teacher_inputs,
+        hidden_weight=hidden,
+        text_states=text_states,
     )
 
 
 def task_distillation_trainer(base: type | None = None):
     """A subclass of `base` (a transformers Trainer class; default transformers' own) whose loss is
-    `distillation_loss` against a frozen teacher: the batch's inputs go to both models (to the teacher through
+    `distillation_loss` against a frozen teacher, plus `hidden_weight` times `hidden_state_loss` on the states that
+    `text_states` reads from both models' outputs: the batch's inputs go to both models (to the teacher through
     `teacher_inputs` where given), its `labels` to the loss."""
     from transformers import Trainer
 
+    from fastformer.engine.state_loss import hidden_state_loss
+
     class TaskDistillationTrainer(base or Trainer):
-        def __init__(self, *args, teacher, weight: float, temperature: float, teacher_inputs=None, **kwargs):
+        def __init__(
+            self,
+            *args,
+            teacher,
+            weight: float,
+            temperature: float,
+            teacher_inputs=None,
+            hidden_weight: float = 0.0,
+            text_states=None,
+            **kwargs,
+        ):
             super().__init__(*args, **kwargs)
             self.teacher, self.weight, self.temperature = teacher, weight, temperature
             self.teacher_inputs = teacher_inputs or (lambda inputs: inputs)
+            self.hidden_weight, self.text_states = hidden_weight, text_states
 
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             labels = inputs.pop("labels")
             self.teacher.to(self.args.device)
+            # (training steps only: evaluation's outputs become its predictions, and its loss stays the logits' one)
+            hidden = bool(self.hidden_weight) and model.training
+            states = dict(output_hidden_states=True) if hidden else {}
             with torch.autocast(self.args.device.type, dtype=torch.bfloat16, enabled=bool(self.args.bf16)):
-                outputs = model(**inputs)
+                outputs = model(**inputs, **states)
                 with torch.no_grad():
-                    teacher_logits = self.teacher(**self.teacher_inputs(inputs)).logits
-            loss = distillation_loss(outputs.logits, teacher_logits, labels, self.weight, self.temperature)
+                    taught = self.teacher(**self.teacher_inputs(inputs), **states)
+            loss = distillation_loss(outputs.logits, taught.logits, labels, self.weight, self.temperature)
+            if hidden:
+                students, mask = self.text_states(outputs, inputs)
+                teachers, _ = self.text_states(taught, inputs)
+                loss = loss + self.hidden_weight * hidden_state_loss(students, teachers, mask.bool())
             return (loss, outputs) if return_outputs else loss
 
     return TaskDistillationTrainer

@@ -12,6 +12,11 @@ from typing import Any
 from fastformer.engine.teacher import TeacherError, teacher_folder_config, teacher_max_length
 
 
+def text_states(outputs, inputs: dict):
+    """--distill-hidden: a classifier's hidden states (embeddings' output first) and its (B, N) mask of real tokens."""
+    return outputs.hidden_states, inputs["attention_mask"]
+
+
 def load_teacher_classifier(
     folder: str | Path, labels: list[str], tokenizer, max_length: int, truncation: str, report: dict[str, Any]
 ):

@@ -74,12 +74,14 @@ class ClassificationTask(Task):
         data = dict(splits=splits, labels=labels)
         if cfg.teacher:  # task distillation: the teacher loads and fits, the unlabelled texts are read, before it too
             from fastformer.engine.inputs import make_tokenizer
+            from fastformer.engine.teacher import check_hidden_teaching
             from fastformer.tasks.classification.distillation import load_teacher_classifier, unlabelled_examples
 
             tokenizer, _ = make_tokenizer(cfg, ())
             data["teacher"], data["teacher_inputs"] = load_teacher_classifier(
                 cfg.teacher, labels.labels, tokenizer, cfg.max_length, cfg.truncation, report
             )
+            check_hidden_teaching(cfg, data["teacher"].config, shortened=data["teacher_inputs"] is not None)
             data["unlabelled"] = unlabelled_examples(cfg, splits, report) if cfg.unlabelled else []
         return data
 
@@ -103,6 +105,7 @@ class ClassificationTask(Task):
 
         from fastformer.engine.teacher import teaching_trainer
         from fastformer.tasks.classification.classifier import EncodedDataset
+        from fastformer.tasks.classification.distillation import text_states
 
         splits, labels = data["splits"], data["labels"]
         texts = splits["train"] + data.get("unlabelled", [])
@@ -110,7 +113,9 @@ class ClassificationTask(Task):
         eval_set = EncodedDataset(splits["validation"], tokenizer, labels, cfg.max_length, cfg.truncation)
 
         # transformers' own Trainer without --teacher
-        trainer_class, teaching = teaching_trainer(cfg, data.get("teacher"), teacher_inputs=data.get("teacher_inputs"))
+        trainer_class, teaching = teaching_trainer(
+            cfg, data.get("teacher"), teacher_inputs=data.get("teacher_inputs"), text_states=text_states
+        )
 
         def compute_metrics(prediction):
             logits, label_ids = prediction

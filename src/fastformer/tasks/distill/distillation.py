@@ -18,8 +18,8 @@ from typing import Any
 
 import torch
 
+from fastformer.engine.state_loss import layer_losses, mean_pool, pooled_loss
 from fastformer.tasks.distill.config import DistillationConfig
-from fastformer.tasks.distill.loss import layer_losses, mean_pool, pooled_loss
 
 SCALE_PIECES = 64  # held-out pieces the teacher's per-dimension scales are measured on (fixed: a resume sees the same)
 

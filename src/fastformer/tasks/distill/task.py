@@ -64,13 +64,13 @@ class DistillationTask(Task):
     def prepare(self, cfg: DistillationConfig, data, tokenizer, model, out: Path) -> Prepared:
         import torch
 
+        from fastformer.engine.state_loss import teacher_scales
         from fastformer.tasks.distill.distillation import (
             SCALE_PIECES,
             PaddingCollator,
             WrappedPieces,
             distillation_trainer,
         )
-        from fastformer.tasks.distill.loss import teacher_scales
 
         texts, teacher = data["texts"], data["teacher"]
         train_set = WrappedPieces(texts["train"], tokenizer, cfg.block_size, cfg.min_block_tokens)

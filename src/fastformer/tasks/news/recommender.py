@@ -315,9 +315,10 @@ def ranking_trainer(cfg: NewsConfig, tokens: NewsTokens, rows: ClickRows, valida
 def check_news_teacher(cfg: NewsConfig, tokenizer) -> None:
     """A --teacher that reads what the student reads: a trained recommender with the run's vocabulary, positions for
     --max-length, news fields and popularity scoring; refused in one line (before anything is written)."""
-    from fastformer.engine.teacher import TeacherError, teacher_folder_config
+    from fastformer.engine.teacher import TeacherError, check_hidden_teaching, teacher_folder_config
 
     config = teacher_folder_config(cfg.teacher, tokenizer, "FastformerForNewsRecommendation", cfg.max_length)
+    check_hidden_teaching(cfg, config)
     theirs = list(getattr(config, "news_fields", None) or ["title"])
     if theirs != list(cfg.news_fields):
         ours = ",".join(cfg.news_fields)
@@ -329,6 +330,12 @@ def check_news_teacher(cfg: NewsConfig, tokenizer) -> None:
             else "scores popularity and this run does not"
         )
         raise TeacherError(f"--teacher {cfg.teacher}: it {says} (--popularity)")
+
+
+def news_text_states(outputs, inputs: dict):
+    """--distill-hidden: the news encoder's hidden states over the batch's titles (embeddings' output first) and its
+    (U, L) mask of real tokens (the user encoder reads news vectors, not text: not compared)."""
+    return outputs.news_hidden_states, inputs["news_attention_mask"]
 
 
 def load_news_teacher(folder: str | Path):

@@ -65,6 +65,7 @@ class NewsTask(Task):
             ClickRows,
             NewsTokens,
             load_news_teacher,
+            news_text_states,
             popularity_prior,
             ranking_trainer,
             training_clicks,
@@ -93,7 +94,7 @@ class NewsTask(Task):
         trainer_class, callbacks = ranking_trainer(cfg, tokens, rows, splits["validation"], clicks)
         # --teacher: its click distribution over each row's candidates, beside the click
         teacher = load_news_teacher(cfg.teacher) if cfg.teacher else None
-        trainer_class, teaching = teaching_trainer(cfg, teacher, trainer_class)
+        trainer_class, teaching = teaching_trainer(cfg, teacher, trainer_class, text_states=news_text_states)
         return Prepared(
             train_dataset=rows,
             eval_dataset=splits["validation"].impressions,  # read by RankingTrainer.evaluate, not the Trainer's loop

@@ -1,5 +1,6 @@
-"""The distillation losses, pure functions on hidden states, with a slow reference beside them (tests hold the two
-equal).
+"""The distillation losses on hidden states, pure functions with a slow reference beside them (tests hold the two
+equal): general distillation's (`fastformer train distill`) and task distillation's `--distill-hidden`
+(engine/teacher.py).
 
 Hidden states are compared per dimension in units of the teacher's root mean square in that dimension at that layer,
 floored at the layer's median (`teacher_scales`): BERT's post-LN states have a few dimensions many times larger than
@@ -48,6 +49,29 @@ def layer_losses(
 ) -> torch.Tensor:
     """(len(students),): `state_loss` of each student state against the teacher state and scale of its depth."""
     return torch.stack([state_loss(s, t, c, mask) for s, t, c in zip(students, teachers, scales, strict=True)])
+
+
+def teacher_depths(student_depths: int, teacher_depths: int) -> list[int]:
+    """The teacher state each student state is compared with, both counted with the embeddings' output first
+    (depth 0): student depth i against teacher depth round(i * (teacher layers) / (student layers)), TinyBERT's
+    uniform mapping; the same depth when the two have as many layers."""
+    student_layers, teacher_layers = student_depths - 1, teacher_depths - 1
+    if student_layers < 1:
+        return [0] * student_depths
+    return [round(i * teacher_layers / student_layers) for i in range(student_depths)]
+
+
+def hidden_state_loss(
+    students: tuple[torch.Tensor, ...], teachers: tuple[torch.Tensor, ...], mask: torch.Tensor
+) -> torch.Tensor:
+    """Task distillation's term for hidden states: the mean over the student's depths of `state_loss` against the
+    teacher's state of `teacher_depths`, in units of the teacher's scales on this batch (`teacher_scales`, no
+    gradient). (B, N, hidden) states, embeddings' output first; mask (B, N) bool -> scalar (float32)."""
+    depths = teacher_depths(len(students), len(teachers))
+    chosen = [teachers[d].detach() for d in depths]
+    with torch.no_grad():
+        scales = teacher_scales(tuple(chosen), mask)
+    return layer_losses(list(students), chosen, scales, mask).mean()
 
 
 def reference_state_loss(student, teacher, scale, mask) -> torch.Tensor:
