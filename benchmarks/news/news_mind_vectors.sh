@@ -12,7 +12,9 @@
 # LAYER_LR_DECAYS="0.5 0.2" adds student rows whose pretrained layers learn slower (--layer-lr-decay: the top one at
 # 1e-4 x d, each below x d again), against the overfitting the first student row showed. With PRETRAINED=1, each seed
 # whose teacher row has finished also lists the student taught by that teacher (`news-fastformer-student-kd-seedS`,
-# and `-kd-lrdD-` with each LAYER_LR_DECAYS value): TinyBERT's task distillation on the click rows.
+# and `-kd-lrdD-` with each LAYER_LR_DECAYS value): TinyBERT's task distillation on the click rows; DISTILL_HIDDEN="1"
+# adds its intermediate layers too (`news-fastformer-student-kdhH-lrdD-seedS`: --distill-hidden H, the news encoder's
+# hidden states against the teacher's). JOBS=1 runs a seed's taught students in the same campaign as their teacher.
 set -euo pipefail
 DATA=${DATA:-../shared/data/mind}
 SEEDS=${SEEDS:-1 2 3}
@@ -51,6 +53,10 @@ jobs() {
         echo "news-fastformer-student-kd-seed$seed $taught"
         for decay in ${LAYER_LR_DECAYS:-}; do
           echo "news-fastformer-student-kd-lrd$decay-seed$seed $taught --layer-lr-decay $decay"
+          for hidden in ${DISTILL_HIDDEN:-}; do
+            echo "news-fastformer-student-kdh$hidden-lrd$decay-seed$seed $taught --layer-lr-decay $decay \
+ --distill-hidden $hidden"
+          done
         done
       fi
     fi
@@ -58,4 +64,4 @@ jobs() {
 }
 source "$(dirname "$0")/../run_sweep.sh"
 if [ "${PRETRAINED:-0}" = 1 ]; then converted_teacher "$TEACHER"; fi
-jobs | grep -E "^(${ONLY:-.*}) " | sweep  # ONLY='NAME|NAME': just these runs
+sweep_relisting jobs  # ONLY='NAME|NAME': just these runs (JOBS=1: a run listed once its teacher finished joins)
