@@ -1,6 +1,7 @@
-"""Markdown tables from committed run results: `python benchmarks/summarize_runs.py DIR [DIR ...]`.
+"""Markdown tables from committed run results: `python benchmarks/summarize_runs.py DIR_OR_FILE [DIR_OR_FILE ...]`.
 
-Reads `DIR/<set>-<variant>-seed<N>.json` (metrics.json files copied there by benchmarks/run_sweep.sh) and prints,
+Reads `DIR/<set>-<variant>-seed<N>.json` (metrics.json files copied there by benchmarks/run_sweep.sh; a file named so
+is read alone, e.g. a baseline row beside another folder's runs) and prints,
 per set, test accuracy and macro-F1 x100 (mean +- std over the seeds found), the best epoch by validation, training
 seconds (of the runs trained in one process: a resumed run's metrics time only its last process) and real-token
 training throughput; for MIND topic runs, the majority-class row computed from the split's
@@ -33,7 +34,7 @@ def load(dirs: list[Path]) -> dict[str, dict[str, list[dict]]]:
     """{set: {variant: [metrics of each seed]}}"""
     runs: dict[str, dict[str, list[dict]]] = {}
     for folder in dirs:
-        for path in sorted(folder.glob("*.json")):
+        for path in [folder] if folder.is_file() else sorted(folder.glob("*.json")):
             match = NAME.match(path.stem)
             if match:
                 metrics = json.loads(path.read_text())

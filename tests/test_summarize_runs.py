@@ -68,3 +68,16 @@ def test_the_softmax_control_is_a_tie_inside_the_seed_spread_and_a_single_seed_t
         " nbsvm; 2 seeds)",
         "- pretrained >= +1 over the bag of words: NOT met (accuracy +0.00 vs nbsvm, macro_f1 +1.00 vs nbsvm; 1 seed)",
     ]
+
+
+def test_a_file_argument_adds_that_one_row_beside_a_folders_runs(tmp_path, capsys):
+    """A baseline kept with another experiment's results (NBSVM of the classification benchmark) is named by its file
+    and stands beside the folder's runs; the other files of its folder stay out."""
+    runs, baselines = tmp_path / "runs", tmp_path / "baselines"
+    runs.mkdir(), baselines.mkdir()
+    plant(runs, "yelp5-minilm-student512-seed1", 0.66, 0.60)
+    plant(baselines, "yelp5-nbsvm-seed0", 0.65, 0.58)
+    plant(baselines, "yelp5-tfidf-seed0", 0.62, 0.56)
+    summarize_runs.main([str(runs), str(baselines / "yelp5-nbsvm-seed0.json")])
+    models = [line.split(" | ")[0] for line in capsys.readouterr().out.splitlines() if line.startswith("| ")][1:]
+    assert models == ["| minilm-student512", "| nbsvm"]
