@@ -139,13 +139,9 @@ def teaching_trainer(
             f"--distill-hidden: this task ({type(cfg).__name__}) does not say where its hidden states are"
         )
     return task_distillation_trainer(base), dict(
-        teacher=teacher,
-        weight=cfg.distill_weight,
-        temperature=cfg.temperature,
-        teacher_inputs=teacher_inputs,
-        hidden_weight=hidden,
-        text_states=text_states,
-    )
+        teacher=teacher, weight=cfg.distill_weight, temperature=cfg.temperature, teacher_inputs=teacher_inputs,
+        hidden_weight=hidden, text_states=text_states,
+    )  # fmt: skip
 
 
 def task_distillation_trainer(base: type | None = None):
