@@ -55,7 +55,7 @@ def best_epoch(metrics: dict) -> str:
     """The epoch whose checkpoint was kept (by validation), else its step ("step N"); "" for runs without epochs."""
     train = metrics.get("train") or {}
     if train.get("best_epoch") is not None:
-        return f"{train['best_epoch']:g}"
+        return f"{round(train['best_epoch'], 2):g}"  # (quarter-epoch checkpoints: 1.50888 -> 1.51)
     checkpoint = train.get("best_checkpoint") or ""
     return f"step {checkpoint.rsplit('-', 1)[-1]}" if checkpoint else ""
 
