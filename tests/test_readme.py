@@ -99,7 +99,7 @@ NOT_YET_MEASURED: dict[str, str] = {
     "docs/PRETRAINED-TRANSFORMER.md:48": "bash benchmarks/distill/run.sh end-to-end",
     # docs/tasks/news.md's student taught by a news teacher (2026-12-05): ~40 min on one thread, measured by
     # benchmarks/news/news_mind_vectors.sh's kd rows, not yet by readme_commands.py
-    "docs/tasks/news.md:46": "fastformer train news ... --init-from pretrained/... --teacher runs/news-teacher",
+    "docs/tasks/news.md:48": "fastformer train news ... --init-from pretrained/... --teacher runs/news-teacher",
 }
 
 
