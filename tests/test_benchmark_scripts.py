@@ -217,7 +217,7 @@ def test_a_relisting_sweep_runs_what_a_finished_run_makes_listable_and_tries_a_f
 @pytest.mark.parametrize(
     ("script", "env"),
     [
-        ("distill/sets.sh", {}),
+        ("distill/sets.sh", {"DISTILL_HIDDEN": "1"}),
         ("distill/imdb2.sh", {}),
         ("news/mind_topics.sh", {"PRETRAINED": "1"}),
         ("news/news_mind_vectors.sh", {"PRETRAINED": "1", "LAYER_LR_DECAYS": "0.5", "DISTILL_HIDDEN": "1"}),

@@ -11,6 +11,8 @@
 # student is also taught by it (`--teacher`, as the IMDB-2 protocol's task-distilled row; IMDB-8 with 5,000 of IMDB's
 # unlabelled reviews), at 512 and, on IMDB-8, at 1,024 tokens with head+tail truncation (the teacher reading each row
 # as head+tail makes it at 512: its first 128 tokens and its last 382).
+# DISTILL_HIDDEN="1" adds Yelp-5 students taught the teacher's hidden states too (`--distill-hidden 1`: the
+# `-task-distilled-hidden1-` rows).
 # Usage: bash benchmarks/distill/sets.sh [GROUP ...]   (groups: yelp5 imdb8; default both; SEEDS="1"; JOBS=1)
 # Resumable: a killed run continues from its last quarter epoch (run_sweep.sh passes --resume); each finished run's
 # metrics.json is copied to benchmarks/distill/results/sets/<name>.json; table: python benchmarks/summarize_runs.py
@@ -49,6 +51,10 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
           by=$(taught "yelp5-minilm-teacher512-seed$seed")
           [ -z "$by" ] || echo "yelp5-minilm-student512-task-distilled-seed$seed $data $recipe $student --max-length 512 \
  --seed $seed $by"
+          for hidden in ${DISTILL_HIDDEN:-}; do  # TinyBERT's intermediate layers too
+            [ -z "$by" ] || echo "yelp5-minilm-student512-task-distilled-hidden$hidden-seed$seed $data $recipe \
+ $student --max-length 512 --seed $seed $by --distill-hidden $hidden"
+          done
         done ;;
       imdb8)
         data="--train $IMDB --where train:split=train --test $IMDB --where test:split=test --label-field rating \
