@@ -68,9 +68,8 @@ def hidden_state_loss(
     teacher's state of `teacher_depths`, in units of the teacher's scales on this batch (`teacher_scales`, no
     gradient). (B, N, hidden) states, embeddings' output first; mask (B, N) bool -> scalar (float32)."""
     depths = teacher_depths(len(students), len(teachers))
-    chosen = [teachers[d].detach() for d in depths]
-    with torch.no_grad():
-        scales = teacher_scales(tuple(chosen), mask)
+    chosen = [teachers[d].detach() for d in depths]  # (detached: the scales too carry no gradient)
+    scales = teacher_scales(tuple(chosen), mask)
     return layer_losses(list(students), chosen, scales, mask).mean()
 
 

@@ -59,7 +59,7 @@ def check_hidden_teaching(cfg, teacher_config, shortened: bool = False) -> None:
     """--distill-hidden compares the student's hidden states with the teacher's token by token and dimension by
     dimension: refused in one line (before anything is written) when their hidden sizes differ or when the teacher
     reads other tokens than the student (`shortened`: a teacher with fewer positions reading a cut row)."""
-    if not getattr(cfg, "distill_hidden", 0):
+    if not cfg.distill_hidden:
         return
     from fastformer.engine.init_from import pretrained_config
 
@@ -75,10 +75,10 @@ def check_hidden_teaching(cfg, teacher_config, shortened: bool = False) -> None:
             f"{student.hidden_size} (hidden states are compared dimension by dimension)"
         )
     if shortened:
+        reads = teacher_max_length(teacher_config)
         raise TeacherError(
-            f"--distill-hidden: the teacher reads {teacher_max_length(teacher_config)} tokens of a row, the student "
-            f"--max-length {cfg.max_length} (hidden states are compared token by token): give --max-length "
-            f"{teacher_max_length(teacher_config)} or --distill-hidden 0"
+            f"--distill-hidden: the teacher reads {reads} tokens of a row, the student --max-length {cfg.max_length} "
+            f"(hidden states are compared token by token): give --max-length {reads} or --distill-hidden 0"
         )
 
 
@@ -133,7 +133,7 @@ def teaching_trainer(
     embeddings' output first, and their (B, N) mask of real tokens))."""
     if not cfg.teacher:
         return base, {}
-    hidden = getattr(cfg, "distill_hidden", 0.0)
+    hidden = cfg.distill_hidden
     if hidden and text_states is None:
         raise TeacherError(
             f"--distill-hidden: this task ({type(cfg).__name__}) does not say where its hidden states are"
