@@ -317,6 +317,32 @@ def test_a_run_failed_on_its_data_does_not_lock_its_folder(tmp_path):
     assert _snapshot(out) == before
 
 
+def test_resume_reads_only_what_a_run_loads_of_a_folder(tmp_path):
+    """A run started from a folder (--init-from, --teacher) records the digests of the files it may load: a model
+    card edited, a plot redrawn or the folder's checkpoints pruned since does not stop --resume; other weights do."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    start, tuned = tmp_path / "start", tmp_path / "tuned"
+    assert main(["train", *TINY, "--output-dir", str(start)]) == 0
+    assert main(["train", *TINY, "--init-from", str(start), "--output-dir", str(tuned)]) == 0
+    (start / "README.md").write_text("# A model card written after the run\n")
+    (start / "training.png").write_bytes(b"another plot")
+    (start / "metrics.json").write_text("{}")
+    shutil.rmtree(start / "checkpoints")
+    assert main(["train", *TINY, "--init-from", str(start), "--output-dir", str(tuned), "--resume"]) == 0
+    weights = load_file(start / "model.safetensors")
+    name = sorted(weights)[0]
+    weights[name] = weights[name] + torch.ones_like(weights[name])
+    save_file(weights, start / "model.safetensors", metadata={"format": "pt"})
+    before = _snapshot(tuned)
+    with pytest.raises(SystemExit, match=r"its data changed since it was trained \(.*model.safetensors"):
+        main(["train", *TINY, "--init-from", str(start), "--output-dir", str(tuned), "--resume"])
+    assert _snapshot(tuned) == before
+
+
 def _wait_for(condition, process, seconds=300):
     deadline = time.time() + seconds
     while not condition():

@@ -27,6 +27,39 @@ from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+# What a model or run folder carries for people to read, not for a run to load: editing one (a model card's prose, a
+# plot, a report) must not stop `--resume` of a run that reads the folder (--init-from, --teacher, a data folder).
+FOR_PEOPLE = {
+    "LICENSE",
+    "NOTICE",
+    "metrics.json",
+    "log_history.json",
+    "run_complete.json",
+    "RUN_INCOMPLETE",
+    "conversion.json",
+    "distillation_metrics.json",
+}
+FOR_PEOPLE_SUFFIXES = (".md", ".png", ".svg", ".pdf")
+RESUME_POINTS = "checkpoints"  # a run folder's checkpoints: the folder's model is its top-level files
+
+
+def folder_inputs(folder: Path) -> list[Path]:
+    """The files under `folder` that a run reading it may load, sorted: all but hidden files (a run's lock and
+    marker), the reports and documents of FOR_PEOPLE and a run folder's checkpoints."""
+    found = []
+    for path in folder.rglob("*"):
+        parts = path.relative_to(folder).parts
+        if (
+            path.is_file()
+            and not any(part.startswith(".") for part in parts)
+            and parts[0] != RESUME_POINTS
+            and path.name not in FOR_PEOPLE
+            and not path.name.endswith(FOR_PEOPLE_SUFFIXES)
+            and not (path.name.startswith("predictions_") and path.name.endswith(".jsonl"))
+        ):
+            found.append(path)
+    return sorted(found)
+
 
 class SettingError(ValueError):
     """A setting with a value it cannot take; the message names the setting."""
@@ -240,8 +273,9 @@ class RunConfig(Settings):
         return settings_hash(self.fingerprint_settings())
 
     def data_digests(self) -> dict[str, str]:
-        """{path: sha256 of its bytes} for every data file the settings name (a folder: each file in it): what a
-        checkpoint records, so that `--resume` notices data changed under the same path."""
+        """{path: sha256 of its bytes} for every data file the settings name (a folder: each file in it that a run
+        may load, `folder_inputs`): what a checkpoint records, so that `--resume` notices data changed under the
+        same path."""
         digests: dict[str, str] = {}
         for f in dataclasses.fields(self):
             value, kind = getattr(self, f.name), f.metadata.get("paths")
@@ -249,7 +283,7 @@ class RunConfig(Settings):
                 continue
             for part in value if isinstance(value, list) else str(value).split(","):
                 path = Path(str(part).strip())
-                files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+                files = folder_inputs(path) if path.is_dir() else [path]
                 for file in files:
                     if file.is_file():
                         with open(file, "rb") as handle:
