@@ -16,7 +16,9 @@ Imports the stdlib only.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -58,6 +60,59 @@ TRAINER_FILES = (
     "added_tokens.json",
     FINGERPRINT,
 )
+
+
+# What a model or run folder carries for people to read, not for a run to load: editing one (a model card's prose, a
+# plot, a report) must not stop `--resume` of a run that reads the folder (--init-from, --teacher, a data folder).
+FOR_PEOPLE = {
+    "LICENSE",
+    "NOTICE",
+    "metrics.json",
+    "log_history.json",
+    COMPLETE,
+    INCOMPLETE,
+    "conversion.json",
+    "distillation_metrics.json",
+}
+FOR_PEOPLE_SUFFIXES = (".md", ".png", ".svg", ".pdf")
+
+
+def folder_inputs(folder: Path) -> list[Path]:
+    """The files under `folder` that a run reading it may load, sorted: all but hidden files (a run's lock and
+    marker), the reports and documents of FOR_PEOPLE and a run folder's checkpoints (its model is its top-level
+    files)."""
+    found = []
+    for path in folder.rglob("*"):
+        parts = path.relative_to(folder).parts
+        if (
+            path.is_file()
+            and not any(part.startswith(".") for part in parts)
+            and parts[0] != CHECKPOINTS
+            and path.name not in FOR_PEOPLE
+            and not path.name.endswith(FOR_PEOPLE_SUFFIXES)
+            and not (path.name.startswith("predictions_") and path.name.endswith(".jsonl"))
+        ):
+            found.append(path)
+    return sorted(found)
+
+
+def data_digests(cfg) -> dict[str, str]:
+    """{path: sha256 of its bytes} for every data file a run's settings name (a folder: each file in it that a run
+    may load, `folder_inputs`): what a checkpoint records, so that `--resume` notices data changed under the same
+    path."""
+    digests: dict[str, str] = {}
+    for f in dataclasses.fields(cfg):
+        value, kind = getattr(cfg, f.name), f.metadata.get("paths")
+        if not kind or not f.metadata.get("shapes_weights", True) or value is None:
+            continue
+        for part in value if isinstance(value, list) else str(value).split(","):
+            path = Path(str(part).strip())
+            files = folder_inputs(path) if path.is_dir() else [path]
+            for file in files:
+                if file.is_file():
+                    with open(file, "rb") as handle:
+                        digests[str(file)] = hashlib.file_digest(handle, "sha256").hexdigest()
+    return digests
 
 
 def is_weights(name: str) -> bool:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fastformer.engine.folder import RunFolder, checkpoint_step
+from fastformer.engine.folder import RunFolder, checkpoint_step, data_digests
 from fastformer.engine.init_from import layer_rate_scales
 from fastformer.engine.inputs import run_tokenizer, tokenizer_report
 from fastformer.engine.outputs import plot_training
@@ -366,7 +366,7 @@ def open_folder(task: Task, cfg, main: bool) -> RunFolder:
         overwrite=cfg.overwrite,
         resume=cfg.resume,
         main_process=main,
-        data=cfg.data_digests() if main else None,
+        data=data_digests(cfg) if main else None,
     )
 
 
