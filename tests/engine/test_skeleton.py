@@ -3,6 +3,7 @@ never lose a user's file, resume refused on changed settings, two runs in one fo
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -216,8 +217,6 @@ def test_planted_files_survive_train_overwrite_resume_and_evaluate(tmp_path):
         with pytest.raises(SystemExit, match="no run (of this version )?wrote"):
             main(["train", *sst, *TINY, "--output-dir", str(other), "--overwrite"])
         assert (other / folder.relative_to(out) / "keep.txt").read_text() == "keep"
-        import shutil
-
         shutil.rmtree(other)
     # a file of the user's inside the run's own tokenizer/ and checkpoint-N/ folders: --overwrite keeps it
     inside = [out / "tokenizer" / "my-notes.txt", *(c / "mine.txt" for c in (out / "checkpoints").glob("checkpoint-*"))]
@@ -271,8 +270,6 @@ def test_resume_with_changed_settings_is_refused_names_them_and_touches_nothing(
     # the refused resume left the complete run exactly as it was (it used to delete its model and metrics)
     assert _snapshot(out) == before
     # a complete run whose checkpoints are gone is compared by its manifest instead of silently retrained
-    import shutil
-
     shutil.rmtree(out / "checkpoints")
     before = _snapshot(out)
     with pytest.raises(SystemExit, match="holds a complete run trained with other settings"):
@@ -320,8 +317,6 @@ def test_a_run_failed_on_its_data_does_not_lock_its_folder(tmp_path):
 def test_resume_reads_only_what_a_run_loads_of_a_folder(tmp_path):
     """A run started from a folder (--init-from, --teacher) records the digests of the files it may load: a model
     card edited, a plot redrawn or the folder's checkpoints pruned since does not stop --resume; other weights do."""
-    import shutil
-
     import torch
     from safetensors.torch import load_file, save_file
 
