@@ -64,7 +64,9 @@ def token_chunk(x: torch.Tensor, rows: slice, tokens: slice, acc: torch.dtype, m
     """One block of x (B, N, C) in the accumulation dtype, padded slots zeroed so no garbage reaches a sum."""
     xc = x[rows, tokens].to(acc)
     if mask is not None:
-        xc = xc.masked_fill(~mask[rows, tokens, None], 0)
+        if x.dtype == acc:  # xc is a view of x: a masked copy
+            return xc.masked_fill(~mask[rows, tokens, None], 0)
+        xc.masked_fill_(~mask[rows, tokens, None], 0)  # xc is already a copy: masked in place
     return xc
 
 
