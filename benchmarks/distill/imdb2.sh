@@ -24,8 +24,9 @@
 # where that folder is missing (any clone but the one it was made in), the shipped weights (said on stderr).
 # Duration, one thread (seed 1, metrics.json): the teacher's 1,408 steps 2.6 h plus 0.26 h of validation, the whole
 # run (with a resume and the 25,000-review test) 3.9 h; the task-distilled student 4.6 h: longer than a 3-hour session
-# whose run folders are not kept. There a run must take both cores, one at a time (THREADS=2; how much faster that is
-# has not been measured here), or a lent GPU (benchmarks/device/finetune_imdb.sh).
+# whose run folders are not kept. There a run must take both cores, one at a time (THREADS=2: 1.66-1.72x faster than
+# one thread, `python benchmarks/distill/threads.py`; the teacher ~2.3 h), or a lent GPU
+# (benchmarks/device/finetune_imdb.sh). Where folders are kept, two one-thread runs side by side do 11-18 % more work.
 set -euo pipefail
 IMDB=${IMDB:-../shared/data/imdb/imdb_ratings.jsonl.gz}
 UNLABELLED=${UNLABELLED:-../shared/data/imdb/imdb_unsup.jsonl.gz}
