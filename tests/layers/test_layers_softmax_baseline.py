@@ -84,3 +84,41 @@ def test_causal_softmax_layer_never_reads_a_later_token_and_left_padding_changes
 def test_unknown_mixer_is_refused():
     with pytest.raises(ValueError, match="attention_type"):
         FastformerLayer(32, 4, 64, attention_type="linear")
+
+
+@pytest.mark.parametrize("attention_type", ["softmax", "fastformer"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_batch_without_padding_takes_the_unmasked_path_with_the_same_outputs(attention_type, causal, monkeypatch):
+    """An all-real mask is dropped before the layers (SDPA then gets no attn_mask: its fastest kernel); outputs and
+    gradients equal those of the same batch given no mask, and a batch with one padded token still passes its mask."""
+    from torch.nn import functional as F
+
+    torch.manual_seed(0)
+    fields = dict(vocab_size=100, hidden_size=32, num_attention_heads=4, intermediate_size=64, causal=causal)
+    model = FastformerForSequenceClassification(FastformerConfig(attention_type=attention_type, **fields)).double()
+    model.eval()
+    masks_seen = []
+    sdpa = F.scaled_dot_product_attention
+
+    def recording_sdpa(*args, attn_mask=None, **kwargs):
+        masks_seen.append(attn_mask)
+        return sdpa(*args, attn_mask=attn_mask, **kwargs)
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", recording_sdpa)
+    ids = torch.randint(5, 100, (3, 9))
+    outputs = []
+    for mask in (torch.ones(3, 9, dtype=torch.long), None):
+        model.zero_grad()
+        logits = model(input_ids=ids, attention_mask=mask).logits
+        logits.sum().backward()
+        outputs.append((logits, [p.grad.clone() for p in model.parameters() if p.grad is not None]))
+    torch.testing.assert_close(outputs[0][0], outputs[1][0], rtol=0, atol=0)
+    for a, b in zip(outputs[0][1], outputs[1][1], strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    if attention_type == "softmax":
+        assert masks_seen and all(m is None for m in masks_seen)
+        masks_seen.clear()
+        padded = torch.ones(3, 9, dtype=torch.long)
+        padded[1, -1] = 0
+        model(input_ids=ids, attention_mask=padded)
+        assert masks_seen and all(m is not None for m in masks_seen)
