@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from torch.nn import functional as F
 
 from fastformer import FastformerConfig, FastformerForSequenceClassification
 from fastformer.layers import FastformerLayer, SoftmaxAttention
@@ -91,8 +92,6 @@ def test_unknown_mixer_is_refused():
 def test_a_batch_without_padding_takes_the_unmasked_path_with_the_same_outputs(attention_type, causal, monkeypatch):
     """An all-real mask is dropped before the layers (SDPA then gets no attn_mask: its fastest kernel); outputs and
     gradients equal those of the same batch given no mask, and a batch with one padded token still passes its mask."""
-    from torch.nn import functional as F
-
     torch.manual_seed(0)
     fields = dict(vocab_size=100, hidden_size=32, num_attention_heads=4, intermediate_size=64, causal=causal)
     model = FastformerForSequenceClassification(FastformerConfig(attention_type=attention_type, **fields)).double()
