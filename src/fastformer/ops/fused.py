@@ -60,6 +60,12 @@ def block_diagonal(vec: torch.Tensor) -> torch.Tensor:
     return (vec[..., :, None, :] * eye[:, :, None]).flatten(-2)
 
 
+def scoring_rows(w: torch.Tensor, full: bool) -> torch.Tensor:
+    """The rows (..., H, C) whose product with a token's channels gives its H scores: a full scoring matrix
+    (..., C, H) transposed, per-head vectors (..., H, D) block-diagonal."""
+    return w.transpose(-1, -2) if full else block_diagonal(w)
+
+
 def token_chunk(x: torch.Tensor, rows: slice, tokens: slice, acc: torch.dtype, mask: torch.Tensor | None):
     """One block of x (B, N, C) in the accumulation dtype, padded slots zeroed so no garbage reaches a sum."""
     xc = x[rows, tokens].to(acc)
@@ -71,15 +77,15 @@ def token_chunk(x: torch.Tensor, rows: slice, tokens: slice, acc: torch.dtype, m
 
 
 class _Scorer:
-    """Scores (b, H, T) of token chunks (b, T, C): per-head vectors (b, H, D) or a full matrix (b, C, H).
+    """Scores (b, H, T) of token chunks (b, T, C) from scoring rows (b, H, C) (`scoring_rows`).
 
-    Per-head vectors score through their block-diagonal (b, H, C) rows: one matrix product that reads the chunk
-    as it lies, where a per-head product (einsum over (b, T, H, D)) first copies the chunk into head-major order;
-    the H-fold multiply-adds on zeros cost less than that copy (at H = 12, C = 384 a score took 0.32 ms instead
-    of 0.71 on a (4, 512, 384) chunk, one thread)."""
+    Per-head vectors score through their block-diagonal rows: one matrix product that reads the chunk as it lies,
+    where a per-head product (einsum over (b, T, H, D)) first copies the chunk into head-major order; the H-fold
+    multiply-adds on zeros cost less than that copy (at H = 12, C = 384 a score took 0.32 ms instead of 0.71 on a
+    (4, 512, 384) chunk, one thread)."""
 
-    def __init__(self, w: torch.Tensor, full: bool):
-        self.rows = w.transpose(1, 2) if full else block_diagonal(w)  # (b, H, C)
+    def __init__(self, rows: torch.Tensor):
+        self.rows = rows  # (b, H, C)
 
     def __call__(self, xc: torch.Tensor) -> torch.Tensor:
         return torch.bmm(self.rows, xc.transpose(1, 2))
@@ -146,6 +152,7 @@ class ScoringWeights:
         self.full = w_q.dim() == 3
         self.s_q = scoring_matrix(self.w_q, num_heads) if self.full else None  # (C, H)
         self.s_k = scoring_matrix(self.w_k, num_heads) if self.full else None
+        self.rows_q = scoring_rows(self.s_q if self.full else self.w_q, self.full)  # (H, C), without the scale
         self.num_heads, self.scale, self.acc = num_heads, scale, acc
 
 
@@ -187,11 +194,8 @@ class PoolStatistics:
 
 def pool_queries(q, rows: slice, token_slices, mask, weights: ScoringWeights, pools: PoolStatistics) -> None:
     """The first additive pooling of one batch block (forward): q_global and its statistics into `pools`."""
-    b, H, C = rows.stop - rows.start, weights.num_heads, q.shape[-1]
-    if weights.full:
-        score_q = _Scorer(weights.scale * weights.s_q.expand(b, -1, -1), True)
-    else:
-        score_q = _Scorer(weights.scale * weights.w_q.expand(b, H, C // H), False)
+    b = rows.stop - rows.start
+    score_q = _Scorer(weights.scale * weights.rows_q.expand(b, -1, -1))
     pools.q_global[rows], pools.shift_q[rows], pools.total_q[rows] = online_pool(
         q, rows, token_slices, mask, score_q, weights.b_q, weights.acc, pools.scores_q
     )
@@ -209,7 +213,7 @@ def pool_rows(q, k, rows: slice, token_slices, mask, weights: ScoringWeights, po
     """Both additive poolings of one batch block (forward), written into `pools` at `rows`."""
     pool_queries(q, rows, token_slices, mask, weights, pools)
     # scores of p_i = q_g * k_i, read off k_i with q_g folded into the scoring weights
-    score_k = _Scorer(effective_key_scoring(weights, pools.q_global[rows]), weights.full)
+    score_k = _Scorer(scoring_rows(effective_key_scoring(weights, pools.q_global[rows]), weights.full))
     pools.k_mean[rows], pools.shift_k[rows], pools.total_k[rows] = online_pool(
         k, rows, token_slices, mask, score_k, weights.b_k, weights.acc, pools.scores_k
     )
@@ -255,8 +259,7 @@ def key_pool_grads(pools: PoolStatistics, rows: slice, dk_global: torch.Tensor):
 
 def key_rows(weights: ScoringWeights, dk_mean: torch.Tensor, w_eff: torch.Tensor) -> torch.Tensor:
     """rhs (b, 2H, C) of dL/dk_i = [beta_i; dt_i] @ rhs: block-diag(dk_mean) over the scoring rows w_eff^T."""
-    scoring = w_eff.transpose(1, 2) if weights.full else block_diagonal(w_eff)
-    return torch.cat([block_diagonal(dk_mean), scoring], 1)
+    return torch.cat([block_diagonal(dk_mean), scoring_rows(w_eff, weights.full)], 1)
 
 
 def key_softmax_grad(pools, rows, tokens, dbeta, beta_dbeta):
@@ -274,7 +277,7 @@ def key_pass(k, rows, token_slices, mask, weights, pools, dk_mean, grads, dk_sin
     rows_k = key_rows(weights, dk_mean, w_eff)
     dw_eff = torch.zeros_like(w_eff)
     beta_dbeta = (pools.k_mean[rows] * dk_mean).sum(-1, keepdim=True)  # (b, H, 1) = sum_i beta_i dbeta_i
-    dbeta_score = _Scorer(dk_mean, False)
+    dbeta_score = _Scorer(block_diagonal(dk_mean))
     for tokens in token_slices:
         kc = token_chunk(k, rows, tokens, acc, mask)
         beta, dt = key_softmax_grad(pools, rows, tokens, dbeta_score(kc), beta_dbeta)
@@ -300,9 +303,8 @@ def query_pass(q, rows, token_slices, mask, weights, pools, dq_g, grads, dq_sink
     b, acc, scale = rows.stop - rows.start, weights.acc, weights.scale
     q_g = pools.q_global[rows]
     alpha_dalpha = (q_g * dq_g).sum(-1, keepdim=True)  # (b, H, 1) = sum_i alpha_i dalpha_i
-    scoring_rows = weights.s_q.t() if weights.full else block_diagonal(weights.w_q)  # (H, C)
-    rows_q = torch.cat([block_diagonal(dq_g), scale * scoring_rows.expand(b, -1, -1)], 1)
-    dalpha_score = _Scorer(dq_g, False)
+    rows_q = torch.cat([block_diagonal(dq_g), scale * weights.rows_q.expand(b, -1, -1)], 1)
+    dalpha_score = _Scorer(block_diagonal(dq_g))
     for tokens in token_slices:
         qc = token_chunk(q, rows, tokens, acc, mask)
         alpha = _weights(pools.scores_q, rows, tokens, pools.shift_q[rows], pools.total_q[rows])

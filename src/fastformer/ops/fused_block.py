@@ -44,6 +44,7 @@ from fastformer.ops.fused import (
     pool_queries,
     query_pass,
     row_blocks,
+    scoring_rows,
     token_chunk,
 )
 
@@ -81,7 +82,7 @@ class _KeyProjection:
     def scoring(self, weights: ScoringWeights, q_g: torch.Tensor):
         """The key scores k_i . w_eff + scale b_k as x_i @ M + c: M (b, C, H), c (b, H) or None."""
         w_eff = effective_key_scoring(weights, q_g)
-        s_eff = w_eff if weights.full else block_diagonal(w_eff).transpose(1, 2)  # (b, C_out, H)
+        s_eff = scoring_rows(w_eff, weights.full).transpose(1, 2)  # (b, C_out, H)
         m = torch.matmul(self.weight.t(), s_eff)  # (b, C_in, H)
         c = None if self.bias is None else torch.einsum("o,boh->bh", self.bias, s_eff)
         if weights.b_k is not None:
