@@ -396,7 +396,7 @@ def test_the_distillation_loss_of_a_news_batch_is_the_teachers_distribution_over
 def test_a_news_students_hidden_term_compares_its_title_encoder_with_the_teachers(trained, mind):
     """`--distill-hidden w` on news: in training, the Trainer's loss is the distribution term plus w x the news
     encoder's hidden states against the teacher's over the batch's title tokens (`news_text_states`); in evaluation
-    the distribution term alone (evaluation's outputs are its predictions)."""
+    the student's own loss on the labels, the teacher not run (as an untaught run evaluates)."""
     from transformers import TrainingArguments
 
     from fastformer.engine.state_loss import hidden_state_loss
@@ -422,16 +422,23 @@ def test_a_news_students_hidden_term_compares_its_title_encoder_with_the_teacher
         if isinstance(module, torch.nn.Dropout):
             module.p = 0.0
     teacher.eval()
+    teacher_calls = []
+    hook = teacher.register_forward_hook(lambda *_: teacher_calls.append(1))
     evaluated = trainer.compute_loss(student.eval(), dict(batch))
+    assert not teacher_calls  # evaluation reads the student alone
     trained_loss = trainer.compute_loss(student.train(), dict(batch))
+    assert len(teacher_calls) == 1
+    hook.remove()
     with torch.no_grad():
+        own_loss = student(**inputs, labels=batch["labels"]).loss
         ours, theirs = student(**inputs, output_hidden_states=True), teacher(**inputs, output_hidden_states=True)
         logits_term = distillation_loss(ours.logits, theirs.logits, batch["labels"], 0.7, 2.0)
         hidden_term = hidden_state_loss(
             ours.news_hidden_states, theirs.news_hidden_states, inputs["news_attention_mask"].bool()
         )
     assert len(ours.news_hidden_states) == student.config.num_hidden_layers + 1 and hidden_term > 0
-    torch.testing.assert_close(evaluated.detach(), logits_term)
+    torch.testing.assert_close(evaluated.detach(), own_loss)
+    assert not torch.isclose(own_loss, logits_term)  # (the two losses differ: the assertion above can fail)
     torch.testing.assert_close(trained_loss.detach(), logits_term + 0.5 * hidden_term)
 
 

@@ -148,7 +148,8 @@ def task_distillation_trainer(base: type | None = None):
     """A subclass of `base` (a transformers Trainer class; default transformers' own) whose loss is
     `distillation_loss` against a frozen teacher, plus `hidden_weight` times `hidden_state_loss` on the states that
     `text_states` reads from both models' outputs: the batch's inputs go to both models (to the teacher through
-    `teacher_inputs` where given), its `labels` to the loss."""
+    `teacher_inputs` where given), its `labels` to the loss. That is the loss of training steps; evaluation's is
+    the student's own on the labels, the teacher left out (what an untaught run reports as validation loss)."""
     from transformers import Trainer
 
     from fastformer.engine.state_loss import hidden_state_loss
@@ -171,10 +172,14 @@ def task_distillation_trainer(base: type | None = None):
             self.hidden_weight, self.text_states = hidden_weight, text_states
 
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            if not model.training:
+                # Evaluation: the student alone on its labels, as an untaught run evaluates. Its validation loss
+                # stays comparable with an untaught run's, and no teacher reads the validation set at every
+                # evaluation (half of an evaluation's time where teacher and student cost alike).
+                return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
             labels = inputs.pop("labels")
             self.teacher.to(self.args.device)
-            # (training steps only: evaluation's outputs become its predictions, and its loss stays the logits' one)
-            hidden = bool(self.hidden_weight) and model.training
+            hidden = bool(self.hidden_weight)
             states = dict(output_hidden_states=True) if hidden else {}
             with torch.autocast(self.args.device.type, dtype=torch.bfloat16, enabled=bool(self.args.bf16)):
                 outputs = model(**inputs, **states)
