@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.nn import functional as F
 
 from fastformer.layers.attention import FastformerAttention
-from fastformer.layers.short_convolution import ShortConvolution, short_convolution_reference
+from fastformer.layers.short_convolution import ShortConvolution, depthwise_over_tokens, short_convolution_reference
 from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification, FastformerModel
 from tests.helpers import right_padding_mask
 
@@ -32,6 +33,33 @@ def test_short_convolution_equals_the_loop_reference_and_is_identity_at_init():
     assert torch.autograd.gradcheck(lambda t: conv(t, mask), (x.clone().requires_grad_(),))
     with pytest.raises(ValueError, match="odd kernel size >= 3"):
         ShortConvolution(6, 4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])
+@pytest.mark.parametrize(  # (one column takes padding: the centred kernel's; the causal step pads before it)
+    "shape, padding",
+    [((4, 37, 24), 1), ((4, 37, 24), 0), ((1, 5, 6), 1), ((1, 5, 6), 0), ((3, 1, 8), 1), ((2, 9, 1), 0)],
+)
+def test_the_channels_last_convolution_equals_conv1d_forward_and_backward(dtype, shape, padding):
+    """`depthwise_over_tokens` (conv2d on the tokens-major tensor as it lies) against the obvious conv1d on its
+    (B, C, N) transpose: values and gradients (input and weight) to the bit in bfloat16 (what autocast trains in),
+    to rounding in float32 and float64 (another summation order); float64 gradcheck too."""
+    generator = torch.Generator().manual_seed(sum(shape) + padding)
+    x = torch.randn(*shape, generator=generator).to(dtype).requires_grad_()
+    weight = torch.randn(shape[-1], 1, 3, generator=generator).to(dtype).requires_grad_()
+    ours = depthwise_over_tokens(x, weight, padding)
+    obvious = F.conv1d(x.transpose(1, 2), weight, padding=padding, groups=shape[-1]).transpose(1, 2)
+    upstream = torch.randn(obvious.shape, generator=generator).to(dtype)
+    ours_grads = torch.autograd.grad(ours, (x, weight), upstream)
+    obvious_grads = torch.autograd.grad(obvious, (x, weight), upstream)
+    for a, b in zip((ours, *ours_grads), (obvious, *obvious_grads), strict=True):
+        if dtype == torch.bfloat16:
+            assert torch.equal(a, b)
+        else:
+            torch.testing.assert_close(a, b)
+    if dtype == torch.float64:  # on a few channels: gradcheck's cost grows with the inputs' size
+        small = (x[:2, :, :4].detach().requires_grad_(), weight[:4].detach().requires_grad_())
+        assert torch.autograd.gradcheck(lambda t, w: depthwise_over_tokens(t, w, padding), small)
 
 
 def test_padding_never_leaks_into_a_real_token():

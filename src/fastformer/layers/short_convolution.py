@@ -51,8 +51,7 @@ class ShortConvolution(nn.Module):
             return self.step(x, mask)[0]
         if mask is not None:
             x = x.masked_fill(~mask[..., None], 0)
-        y = F.conv1d(x.transpose(1, 2), self.weight.to(x.dtype), padding=self.kernel // 2, groups=x.shape[-1])
-        return y.transpose(1, 2)
+        return depthwise_over_tokens(x, self.weight, padding=self.kernel // 2)
 
     def step(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, tail: torch.Tensor | None = None
@@ -64,8 +63,21 @@ class ShortConvolution(nn.Module):
         B, _, C = x.shape
         before = x.new_zeros(B, self.kernel - 1, C) if tail is None else tail.to(x.dtype)
         columns = torch.cat([before, x], dim=1)  # (B, kernel - 1 + N, C)
-        y = F.conv1d(columns.transpose(1, 2), self.weight.to(x.dtype), groups=C)
-        return y.transpose(1, 2), columns[:, columns.shape[1] - (self.kernel - 1) :]
+        y = depthwise_over_tokens(columns, self.weight, padding=0)
+        return y, columns[:, columns.shape[1] - (self.kernel - 1) :]
+
+
+def depthwise_over_tokens(x: torch.Tensor, weight: torch.Tensor, padding: int) -> torch.Tensor:
+    """x (B, N, C), weight (C, 1, kernel) -> (B, N + 2 * padding - kernel + 1, C): each channel's convolution over
+    tokens, `padding` zeros at both ends.
+
+    As conv2d on (B, C, 1, N), which is x as it lies in memory (the channels-last layout): oneDNN's depthwise kernel
+    reads it without a copy. conv1d on x.transpose(1, 2) gives the same bits (tested) but copies x to (B, C, N) and
+    back, forward and backward: 3-4x slower on the CPU (16 x 512 x 384, bf16, forward + backward)."""
+    y = F.conv2d(
+        x.transpose(1, 2).unsqueeze(2), weight.to(x.dtype).unsqueeze(2), padding=(0, padding), groups=x.shape[-1]
+    )
+    return y.squeeze(2).transpose(1, 2)  # (B, C, 1, N') channels-last -> (B, N', C) contiguous
 
 
 def short_convolution_reference(
