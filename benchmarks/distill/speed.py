@@ -4,7 +4,7 @@ form = the teacher; the Fastformer form = the student, and the student with loca
 positions extended to the longest length.
 
     OMP_NUM_THREADS=2 python benchmarks/distill/speed.py [--lengths 512 2048 8192] [--batch-tokens 16384]
-    python benchmarks/distill/speed.py --table benchmarks/distill/results/speed_cpu2t_torch2_13_0.json   (RESULTS)
+    python benchmarks/distill/speed.py --table benchmarks/distill/results/speed_cpu2t_intel-xeon_torch2_13_0.json   (RESULTS)
     python benchmarks/distill/speed.py --device cuda --model .gpu/minilm --texts corpus.jsonl   (a lent GPU)
 
 Per layer the teacher costs 24 N d^2 + 4 N^2 d multiply-adds and the student 24 N d^2 (+ O(N d)), so the student
@@ -12,7 +12,7 @@ can be at most 1 + N / (6 d) times faster (d = 384: 1.22x at 512, 1.89x at 2,048
 the measured ratio. Each setting runs in a process of its own (its peak memory is its own): batch = batch_tokens / N
 rows (at least 1) of real IMDB text (--texts: any JSON Lines file of {"text"}), the median of --repeats timed steps
 after one warm-up; on a GPU each step is synchronised and the peak is the GPU's allocated memory. Run it alone on the
-machine. Writes benchmarks/distill/results/speed_<machine>.json.
+machine. Writes benchmarks/distill/results/speed_<threads or cuda>_<processor>_torch<version>.json.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import importlib.util
 import itertools
 import json
 import lzma
+import re
 import resource
 import statistics
 import sys
@@ -215,7 +216,10 @@ def main(argv: list[str] | None = None) -> int:
 
     header = machine_header("bfloat16 autocast", args.device)
     result = dict(machine=header, batch_tokens=args.batch_tokens, rows=rows, student_over_teacher=ratios)
-    kind = "cuda" if args.device.startswith("cuda") else f"cpu{torch.get_num_threads()}t"
+    # the processor in the name: this workplace's CPU machines differ between sessions (an AMD EPYC, an Intel Xeon
+    # with AMX), and a table is only comparable within one
+    processor = "-".join(re.sub(r"\(r\)|\(tm\)|processor|cpu", " ", header["cpu"].lower()).split()[:2])
+    kind = "cuda" if args.device.startswith("cuda") else f"cpu{torch.get_num_threads()}t_{processor}"
     name = f"speed_{kind}_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / name).write_text(json.dumps(result, indent=1))
