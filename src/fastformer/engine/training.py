@@ -30,7 +30,9 @@ def training_arguments(cfg: Any, **task_fields):
         weight_decay=cfg.weight_decay,
         adam_beta1=0.9,
         adam_beta2=0.999,
-        optim="adamw_torch",
+        # torch's fused AdamW (CPU and GPU): one kernel over all parameters, where "adamw_torch" loops over them
+        # in Python on the CPU (25.7M parameters: 32-48 ms a step against 165-196, one thread)
+        optim="adamw_torch_fused",
         lr_scheduler_type=cfg.scheduler,
         warmup_steps=cfg.warmup,
         max_grad_norm=cfg.max_grad_norm,
