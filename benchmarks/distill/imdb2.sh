@@ -10,7 +10,8 @@
 # (all-MiniLM-L6-v2 converted into a Fastformer, no distillation; seed 1 only), then `cpu-student` and `cpu-student-lm3`
 # (general distillation on this CPU, ~12M tokens, without and with local mixing: `bash benchmarks/distill/run.sh
 # end-to-end` and LOCAL_MIXING=3; the issue's "general-distilled" against "+ local mixing" at one budget).
-# Beyond the protocol, `gpu-student-lm3-task-distilled-ht1024` (seed 1, after seed 1's rows): the task-distilled
+# Beyond the protocol, `gpu-student-lm3-task-distilled-ht1024` (each seed once its teacher's folder is there, after its
+# taught student at 512, before the label-only one): the task-distilled
 # student reading 1,024 tokens (the whole review for 98 % of IMDB's, head+tail beyond) while its 512-token teacher
 # reads each row as head+tail makes it at 512 (its first 128 tokens and its last 382): where reading more wins, the
 # paper's argument for a linear-cost encoder (14 % of the test reviews are longer than 510 tokens, and every model at
@@ -58,12 +59,11 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
     if [ -f "$OUT/imdb2-teacher-seed$seed/metrics.json" ] || [ "${DRY_RUN:-0}" = 1 ]; then
       echo "imdb2-gpu-student-lm3-task-distilled-seed$seed $protocol --seed $seed --init-from $STUDENT \
  --learning-rate 2e-4 --teacher $OUT/imdb2-teacher-seed$seed --unlabelled $UNLABELLED --max-unlabelled 5000"
+      echo "imdb2-gpu-student-lm3-task-distilled-ht1024-seed$seed ${protocol/--max-length 512/--max-length 1024} \
+ --seed $seed --truncation head+tail --init-from $STUDENT --learning-rate 2e-4 --teacher $OUT/imdb2-teacher-seed$seed \
+ --unlabelled $UNLABELLED --max-unlabelled 5000"
     fi
     echo "imdb2-gpu-student-lm3-seed$seed $protocol --seed $seed --init-from $STUDENT --learning-rate 2e-4"
-    if [ "$seed" = 1 ] && { [ -f "$OUT/imdb2-teacher-seed1/metrics.json" ] || [ "${DRY_RUN:-0}" = 1 ]; }; then
-      echo "imdb2-gpu-student-lm3-task-distilled-ht1024-seed1 ${protocol/--max-length 512/--max-length 1024} --seed 1 \
- --truncation head+tail --init-from $STUDENT --learning-rate 2e-4 --teacher $OUT/imdb2-teacher-seed1 --unlabelled $UNLABELLED --max-unlabelled 5000"
-    fi
   done
   echo "imdb2-converted-seed1 $protocol --seed 1 --init-from $CONVERTED --learning-rate 2e-4"
   for seed in $SEEDS; do  # general distillation with and without local mixing at the same (CPU) budget: last in the queue
