@@ -72,8 +72,9 @@ def depthwise_over_tokens(x: torch.Tensor, weight: torch.Tensor, padding: int) -
     tokens, `padding` zeros at both ends.
 
     As conv2d on (B, C, 1, N), which is x as it lies in memory (the channels-last layout): oneDNN's depthwise kernel
-    reads it without a copy. conv1d on x.transpose(1, 2) gives the same bits (tested) but copies x to (B, C, N) and
-    back, forward and backward: 3-4x slower on the CPU (16 x 512 x 384, bf16, forward + backward)."""
+    reads it without a copy. conv1d on x.transpose(1, 2) gives the same values (to the bit in bfloat16; tested) but
+    copies x to (B, C, N) and back, forward and backward: 3-4x slower on the CPU (16 x 512 x 384, bf16, forward +
+    backward)."""
     y = F.conv2d(
         x.transpose(1, 2).unsqueeze(2), weight.to(x.dtype).unsqueeze(2), padding=(0, padding), groups=x.shape[-1]
     )
