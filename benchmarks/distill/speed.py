@@ -4,7 +4,8 @@ form = the teacher; the Fastformer form = the student, and the student with loca
 positions extended to the longest length.
 
     OMP_NUM_THREADS=2 python benchmarks/distill/speed.py [--lengths 512 2048 8192] [--batch-tokens 16384]
-    python benchmarks/distill/speed.py --table benchmarks/distill/results/speed_cpu2t_intel-xeon_torch2_13_0.json   (RESULTS)
+    python benchmarks/distill/speed.py --table benchmarks/distill/results/speed_cpu2t_intel-xeon_torch2_13_0.json
+        (the RESULTS table of a results file)
     python benchmarks/distill/speed.py --device cuda --model .gpu/minilm --texts corpus.jsonl   (a lent GPU)
 
 Per layer the teacher costs 24 N d^2 + 4 N^2 d multiply-adds and the student 24 N d^2 (+ O(N d)), so the student
