@@ -13,31 +13,26 @@ alternating order, one thread. Example (folders of `bash benchmarks/distill/imdb
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 
+from fastformer.data.text_classification import LabelMap, read_examples
 from fastformer.engine.teacher import distillation_loss, task_distillation_trainer
+from fastformer.tasks.classification.classifier import EncodedDataset
+from fastformer.tasks.classification.data import relabel_binary
 
 IMDB = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "imdb" / "imdb_ratings.jsonl.gz"
 
 
-def reviews(path: Path, tokenizer, count: int, max_length: int) -> list[dict]:
-    """The first `count` training reviews as the classifier encodes them (label: rating >= 7)."""
-    rows = []
-    with gzip.open(path, "rt") as lines:
-        for line in lines:
-            row = json.loads(line)
-            if row.get("split") == "train":
-                rows.append(row)
-                if len(rows) == count:
-                    break
-    ids = tokenizer([r["text"] for r in rows], truncation=True, max_length=max_length)["input_ids"]
-    return [dict(input_ids=i, labels=int(r["rating"] >= 7)) for i, r in zip(ids, rows, strict=True)]
+def reviews(path: Path, tokenizer, count: int, max_length: int) -> EncodedDataset:
+    """The first `count` IMDB training reviews as `fastformer train classification --label-field rating
+    --binary-threshold 7` reads and encodes them."""
+    examples = read_examples(path, label_field="rating", where={"split": "train"})[:count]
+    examples = relabel_binary(examples, 7)
+    return EncodedDataset(examples, tokenizer, LabelMap.from_examples(examples), max_length)
 
 
 def main() -> None:
@@ -70,8 +65,8 @@ def main() -> None:
             with torch.autocast("cpu", dtype=torch.bfloat16):
                 outputs = model(**inputs)
                 with torch.no_grad():
-                    taught = self.teacher(**inputs)
-            loss = distillation_loss(outputs.logits, taught.logits, labels, self.weight, self.temperature)
+                    teacher_outputs = self.teacher(**inputs)
+            loss = distillation_loss(outputs.logits, teacher_outputs.logits, labels, self.weight, self.temperature)
             return (loss, outputs) if return_outputs else loss
 
     with tempfile.TemporaryDirectory() as out:
