@@ -366,21 +366,20 @@ def _news_run(mind, out, *extra):
             "--output-dir", str(out)]  # fmt: skip
 
 
-def test_the_distillation_loss_of_a_news_batch_is_the_teachers_distribution_over_its_candidates(trained, mind):
-    """`--teacher` on news: the Trainer's loss of a training step on a batch of real click rows equals (1 - w) x
-    cross-entropy on the click + w x T^2 x KL(teacher || student) over each row's 1 + K candidates, both models
-    reading the same batch."""
+def _disagreeing_student_and_a_batch(trained, mind):
+    """(teacher, student, batch, TrainingArguments): the trained recommender as teacher, a copy of it with its weights
+    moved (a student that disagrees with its teacher) and no dropout draws (every pass sees the same student), and a
+    batch of 8 real click rows of 1 + 4 candidates."""
     from transformers import TrainingArguments
 
-    from fastformer.engine.teacher import distillation_loss, task_distillation_trainer
     from fastformer.tasks.news.recommender import ClickCollator
 
     teacher, tokenizer = load_model(trained)
     student, _ = load_model(trained)
     with torch.no_grad():
         for p in student.parameters():
-            p.add_(0.05 * torch.randn_like(p))  # a student that disagrees with its teacher
-    for module in student.modules():  # no dropout draws: the reference below sees the same student
+            p.add_(0.05 * torch.randn_like(p))
+    for module in student.modules():
         if isinstance(module, torch.nn.Dropout):
             module.p = 0.0
     data = load_mind(mind / "valid")
@@ -388,6 +387,16 @@ def test_the_distillation_loss_of_a_news_batch_is_the_teachers_distribution_over
     tokens.add(data)
     batch = ClickCollator(tokens)([ClickRows(data, 50, 4, 0)[i] for i in range(8)])
     args = TrainingArguments(output_dir=str(trained / "unused"), report_to=[], use_cpu=True)
+    return teacher.eval(), student, batch, args
+
+
+def test_the_distillation_loss_of_a_news_batch_is_the_teachers_distribution_over_its_candidates(trained, mind):
+    """`--teacher` on news: the Trainer's loss of a training step on a batch of real click rows equals (1 - w) x
+    cross-entropy on the click + w x T^2 x KL(teacher || student) over each row's 1 + K candidates, both models
+    reading the same batch."""
+    from fastformer.engine.teacher import distillation_loss, task_distillation_trainer
+
+    teacher, student, batch, args = _disagreeing_student_and_a_batch(trained, mind)
     trainer = task_distillation_trainer()(model=student, args=args, teacher=teacher, weight=0.7, temperature=2.0)
     loss = trainer.compute_loss(student.train(), dict(batch))
     inputs = {k: v for k, v in batch.items() if k != "labels"}
@@ -401,31 +410,16 @@ def test_a_news_students_hidden_term_compares_its_title_encoder_with_the_teacher
     """`--distill-hidden w` on news: in training, the Trainer's loss is the distribution term plus w x the news
     encoder's hidden states against the teacher's over the batch's title tokens (`news_text_states`); in evaluation
     the student's own loss on the labels, the teacher not run (as an untaught run evaluates)."""
-    from transformers import TrainingArguments
-
     from fastformer.engine.state_loss import hidden_state_loss
     from fastformer.engine.teacher import distillation_loss, task_distillation_trainer
-    from fastformer.tasks.news.recommender import ClickCollator, news_text_states
+    from fastformer.tasks.news.recommender import news_text_states
 
-    teacher, tokenizer = load_model(trained)
-    student, _ = load_model(trained)
-    with torch.no_grad():
-        for p in student.parameters():
-            p.add_(0.05 * torch.randn_like(p))
-    data = load_mind(mind / "valid")
-    tokens = NewsTokens(tokenizer, teacher.config.news_fields, 48)
-    tokens.add(data)
-    batch = ClickCollator(tokens)([ClickRows(data, 50, 4, 0)[i] for i in range(8)])
-    args = TrainingArguments(output_dir=str(trained / "unused"), report_to=[], use_cpu=True)
+    teacher, student, batch, args = _disagreeing_student_and_a_batch(trained, mind)
     trainer = task_distillation_trainer()(
         model=student, args=args, teacher=teacher, weight=0.7, temperature=2.0, hidden_weight=0.5,
         text_states=news_text_states,
     )  # fmt: skip
     inputs = {k: v for k, v in batch.items() if k != "labels"}
-    for module in student.modules():  # no dropout draws: every pass below sees the same student
-        if isinstance(module, torch.nn.Dropout):
-            module.p = 0.0
-    teacher.eval()
     teacher_calls = []
     hook = teacher.register_forward_hook(lambda *_: teacher_calls.append(1))
     evaluated = trainer.compute_loss(student.eval(), dict(batch))
