@@ -76,28 +76,26 @@ def rename_official(state_dict: dict) -> dict[str, torch.Tensor]:
     return renamed
 
 
+# The official config's sizes: field -> (the notebook's tensor that holds it, which dimension).
+_OFFICIAL_SIZES = {
+    "vocab_size": ("word_embedding.weight", 0),
+    "hidden_size": ("word_embedding.weight", 1),
+    "num_labels": ("dense_linear.weight", 0),
+    "max_position_embeddings": ("fastformer_model.position_embeddings.weight", 0),
+    "num_attention_heads": ("fastformer_model.encoders.0.attention.self.query_att.weight", 0),
+    "intermediate_size": ("fastformer_model.encoders.0.intermediate.dense.weight", 0),
+}
+
+
 def official_config(state_dict: dict, **overrides) -> FastformerConfig:
     """The "official" preset config with every size read from the notebook's tensors."""
     sd = _strip_wrappers(state_dict)
     try:
-        vocab_size, hidden_size = sd["word_embedding.weight"].shape
-        num_labels = sd["dense_linear.weight"].shape[0]
-        max_positions = sd["fastformer_model.position_embeddings.weight"].shape[0]
-        num_heads = sd["fastformer_model.encoders.0.attention.self.query_att.weight"].shape[0]
-        intermediate_size = sd["fastformer_model.encoders.0.intermediate.dense.weight"].shape[0]
+        fields = {name: sd[key].shape[dim] for name, (key, dim) in _OFFICIAL_SIZES.items()}
     except KeyError as missing:
         raise KeyError(f"not a checkpoint of the authors' Fastformer classifier: missing {missing}") from None
-    num_layers = 1 + max(int(m.group(1)) for m in map(_LAYER_KEY.match, sd) if m)
-    fields = dict(
-        vocab_size=vocab_size,
-        hidden_size=hidden_size,
-        num_hidden_layers=num_layers,
-        num_attention_heads=num_heads,
-        intermediate_size=intermediate_size,
-        max_position_embeddings=max_positions,
-        num_labels=num_labels,
-        pad_token_id=0,  # the notebook's Embedding(padding_idx=0) and mask = input_ids.bool()
-    )
+    fields["num_hidden_layers"] = 1 + max(int(m.group(1)) for m in map(_LAYER_KEY.match, sd) if m)
+    fields["pad_token_id"] = 0  # the notebook's Embedding(padding_idx=0) and mask = input_ids.bool()
     return FastformerConfig.from_preset("official", **{**fields, **overrides})
 
 

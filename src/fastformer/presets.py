@@ -66,15 +66,28 @@ def _getter(config: Any):
     return config.get if isinstance(config, dict) else lambda name: getattr(config, name)
 
 
+# Constructor argument -> the config field it reads (the same name where none is given).
+_ATTENTION_FIELDS = dict.fromkeys(("query_value_sharing", "head_sharing", "interaction", "scoring", "transform"))
+_ENCODER_FIELDS = {
+    **dict.fromkeys(("hidden_size", "intermediate_size", "max_position_embeddings", "position_embedding_type")),
+    **dict.fromkeys(("embedding_layer_norm", "layer_norm_eps", "norm_position", "layer_sharing")),
+    "num_layers": "num_hidden_layers",
+    "num_heads": "num_attention_heads",
+    "dropout": "hidden_dropout_prob",
+    "activation": "hidden_act",
+}
+
+
+def _read(config: Any, fields: dict[str, str | None]) -> dict[str, Any]:
+    get = _getter(config)
+    return {argument: get(field or argument) for argument, field in fields.items()}
+
+
 def attention_kwargs(config: Any) -> dict[str, Any]:
     """FastformerAttention's switches from a config object (attributes) or dict of config fields (e.g. a preset)."""
     get = _getter(config)
     return dict(
-        query_value_sharing=get("query_value_sharing"),
-        head_sharing=get("head_sharing"),
-        interaction=get("interaction"),
-        scoring=get("scoring"),
-        transform=get("transform"),
+        _read(config, _ATTENTION_FIELDS),
         output_dense=get("attention_output_dense"),
         implementation=get("fastformer_implementation") or "auto",
         query_residual=get("query_residual") is not False,  # absent from the presets: the paper's block adds q
@@ -86,18 +99,7 @@ def encoder_kwargs(config: Any) -> dict[str, Any]:
     """FastformerEncoder's keyword arguments from a config object (attributes) or dict of config fields."""
     get = _getter(config)
     return dict(
-        hidden_size=get("hidden_size"),
-        num_layers=get("num_hidden_layers"),
-        num_heads=get("num_attention_heads"),
-        intermediate_size=get("intermediate_size"),
-        max_position_embeddings=get("max_position_embeddings"),
-        position_embedding_type=get("position_embedding_type"),
-        embedding_layer_norm=get("embedding_layer_norm"),
-        dropout=get("hidden_dropout_prob"),
-        layer_norm_eps=get("layer_norm_eps"),
-        norm_position=get("norm_position"),
-        layer_sharing=get("layer_sharing"),
-        activation=get("hidden_act"),
+        _read(config, _ENCODER_FIELDS),
         causal=bool(get("causal")),  # absent from the presets: the paper's models are bidirectional
         attention_type=get("attention_type") or "fastformer",  # "softmax": the Transformer baseline
         **attention_kwargs(config),

@@ -52,18 +52,8 @@ def setting(
     fingerprint_at_default: bool = True,
 ) -> Any:
     """A config field with what the command line and `check()` need to know of it."""
-    metadata = dict(
-        help=help,
-        choices=choices,
-        minimum=minimum,
-        maximum=maximum,
-        above=above,
-        below=below,
-        paths=paths,
-        flag=flag,
-        shapes_weights=shapes_weights,
-        fingerprint_at_default=fingerprint_at_default,
-    )
+    metadata = dict(locals())  # every keyword by its name, as the command line and check() read it
+    del metadata["default"], metadata["factory"]
     if factory is not MISSING:
         return field(default_factory=factory, metadata=metadata)
     return field(default=default, metadata=metadata)
