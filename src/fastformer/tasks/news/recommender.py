@@ -242,17 +242,11 @@ def score_impressions(
     return scores
 
 
-def evaluate_split(
-    model,
-    data: MindData,
-    tokens: NewsTokens,
-    max_history: int,
-    batch_size: int = 256,
-    clicks: Mapping[str, int] | None = None,
-):
-    """(metrics, ranks): MIND's metrics over the labelled impressions, and each impression's 1-based ranks."""
+def evaluate_split(model, data: MindData, tokens: NewsTokens, max_history: int, **scoring):
+    """(metrics, ranks): MIND's metrics over the labelled impressions, and each impression's 1-based ranks.
+    `scoring`: score_impressions' batch_size and clicks."""
     start = time.perf_counter()
-    scores = score_impressions(model, data, tokens, max_history, batch_size, clicks)
+    scores = score_impressions(model, data, tokens, max_history, **scoring)
     ranks = [rank_scores(s) for s in scores]
     metrics = mind_metrics([imp.labels for imp in data.impressions], ranks)
     metrics["unscorable_candidates"] = sum(c not in data.news for imp in data.impressions for c in imp.candidates)
@@ -303,7 +297,9 @@ def ranking_trainer(cfg: NewsConfig, tokens: NewsTokens, rows: ClickRows, valida
         """Evaluation = MIND's metrics over the validation impressions (not a loss over sampled rows)."""
 
         def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:
-            metrics, _ = evaluate_split(self.model, validation, tokens, cfg.max_history, cfg.eval_batch_size, clicks)
+            metrics, _ = evaluate_split(
+                self.model, validation, tokens, cfg.max_history, batch_size=cfg.eval_batch_size, clicks=clicks
+            )
             logged = {f"{metric_key_prefix}_{k}": float(metrics[k]) for k in METRICS}
             self.log(logged)
             self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, logged)

@@ -124,7 +124,12 @@ class NewsTask(Task):
         for name in ("validation", "test"):
             if name in splits:
                 metrics[name], ranks = evaluate_split(
-                    model, splits[name], prepared.state["tokens"], cfg.max_history, cfg.eval_batch_size, clicks
+                    model,
+                    splits[name],
+                    prepared.state["tokens"],
+                    cfg.max_history,
+                    batch_size=cfg.eval_batch_size,
+                    clicks=clicks,
                 )
                 write_rankings(
                     out / f"prediction_{name}.txt", [i.impression_id for i in splits[name].impressions], ranks
