@@ -78,8 +78,8 @@ _ENCODER_FIELDS = {
 }
 
 
-def _read(config: Any, fields: dict[str, str | None]) -> dict[str, Any]:
-    get = _getter(config)
+def _read(get, fields: dict[str, str | None]) -> dict[str, Any]:
+    """Each argument of `fields` with the value `get` gives for its config field."""
     return {argument: get(field or argument) for argument, field in fields.items()}
 
 
@@ -87,7 +87,7 @@ def attention_kwargs(config: Any) -> dict[str, Any]:
     """FastformerAttention's switches from a config object (attributes) or dict of config fields (e.g. a preset)."""
     get = _getter(config)
     return dict(
-        _read(config, _ATTENTION_FIELDS),
+        _read(get, _ATTENTION_FIELDS),
         output_dense=get("attention_output_dense"),
         implementation=get("fastformer_implementation") or "auto",
         query_residual=get("query_residual") is not False,  # absent from the presets: the paper's block adds q
@@ -99,7 +99,7 @@ def encoder_kwargs(config: Any) -> dict[str, Any]:
     """FastformerEncoder's keyword arguments from a config object (attributes) or dict of config fields."""
     get = _getter(config)
     return dict(
-        _read(config, _ENCODER_FIELDS),
+        _read(get, _ENCODER_FIELDS),
         causal=bool(get("causal")),  # absent from the presets: the paper's models are bidirectional
         attention_type=get("attention_type") or "fastformer",  # "softmax": the Transformer baseline
         **attention_kwargs(config),
