@@ -22,7 +22,7 @@ run_one() {
 sweep() {
   if [ "${DRY_RUN:-0}" = 1 ]; then cat; return 0; fi
   export -f run_one; export OUT RESULTS THREADS
-  xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
+  xargs -r -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
 }
 sweep_relisting() {  # LISTER
   if [ "${DRY_RUN:-0}" = 1 ] || [ "$JOBS" != 1 ]; then "$1" | grep -E "^(${ONLY:-.*}) " | sweep; return 0; fi

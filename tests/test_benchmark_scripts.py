@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import BENCHMARKS, ROOT, load_script
+from tests.helpers import BENCHMARKS, ROOT, SHARED, load_script
 
 SCRIPTS = sorted(BENCHMARKS.rglob("*.py"))  # experiments in folders of their own too (benchmarks/distill)
 
@@ -157,6 +157,47 @@ def test_the_pretrained_rows_of_the_news_sweeps_start_from_the_shipped_folders()
     assert news["news-fastformer-student-kd-lrd0.5-seed2"].endswith(f"{taught} --layer-lr-decay 0.5")
     assert not any("minilm" in name for name in listed("mind_topics.sh", SETS="titles"))
     assert "news-fastformer-student-seed2" not in listed("news_mind_vectors.sh")
+    other = listed("news_mind_vectors.sh", PRETRAINED="1", STUDENT="runs/other", STUDENT_TAG="-other")
+    assert other["news-fastformer-student-other-seed2"].endswith("--init-from runs/other")
+    assert "news-fastformer-student-seed2" not in other  # another student's rows never take the shipped one's names
+    titles = dry_run("distill/news_titles.sh", SEEDS="2")  # (a DRY_RUN makes no corpus and runs no distillation)
+    assert list(titles) == ["news-fastformer-student-titles-lrd0.2-seed2"]
+    assert (
+        "--init-from runs/distill/student-news-titles --layer-lr-decay 0.2"
+        in titles["news-fastformer-student-titles-lrd0.2-seed2"]
+    )
+
+
+def test_a_sweep_whose_filter_matches_nothing_runs_nothing(tmp_path):
+    """ONLY matching no row (JOBS > 1): `sweep` starts no run (xargs -r), where it once ran one with an empty name."""
+    import os
+    import subprocess
+
+    script = tmp_path / "campaign.sh"
+    script.write_text(f"source {BENCHMARKS / 'run_sweep.sh'}\njobs() {{ echo 'row --x 1'; }}\nsweep_relisting jobs\n")
+    environment = dict(os.environ, OUT=str(tmp_path / "runs"), RESULTS=str(tmp_path / "results"), JOBS="2",
+                       THREADS="1", ONLY="nothing", PATH="/usr/bin:/bin")  # fmt: skip
+    done = subprocess.run(["bash", str(script)], env=environment, capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout == "" and not (tmp_path / "runs").exists(), done.stdout
+
+
+def test_the_news_title_corpus_writes_each_text_once_as_the_news_encoder_reads_it(tmp_path):
+    """benchmarks/distill/news_titles.py on MIND's real news sample, given twice: "category | title" per news, each text
+    once (the distillation's --train and --exclude files)."""
+    import json
+
+    module = load_script(BENCHMARKS / "distill" / "news_titles.py", "benchmark_news_titles")
+    sample = SHARED / "data" / "mind" / "news_sample.tsv.gz"
+    out = tmp_path / "titles.jsonl"
+    assert module.main([str(out), str(sample), str(sample)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    texts = [row["text"] for row in rows]
+    assert len(texts) == len(set(texts)) > 1900  # 2,000 news, a few with the same category and title
+    from fastformer.data.mind import read_news
+
+    news = read_news(sample)
+    assert all(row["text"] == news[row["news_id"]].text(["category", "title"]) for row in rows)
+    assert rows[0]["text"].split(" | ")[0] == news[rows[0]["news_id"]].category
 
 
 def test_the_other_sets_list_students_taught_by_their_teachers_at_both_lengths():
@@ -221,8 +262,9 @@ def test_a_relisting_sweep_runs_what_a_finished_run_makes_listable_and_tries_a_f
         ("distill/imdb2.sh", {}),
         ("news/mind_topics.sh", {"PRETRAINED": "1"}),
         ("news/news_mind_vectors.sh", {"PRETRAINED": "1", "LAYER_LR_DECAYS": "0.5", "DISTILL_HIDDEN": "1"}),
+        ("distill/news_titles.sh", {}),
     ],
-    ids=["distill-sets", "distill-imdb2", "mind-topics", "news"],
+    ids=["distill-sets", "distill-imdb2", "mind-topics", "news", "news-titles"],
 )
 def test_every_run_a_sweep_lists_parses_with_todays_command_line(script, env, monkeypatch):
     """Each run of the sweep (DRY_RUN=1) is taken by `fastformer train`'s parser and, where the files it reads are

@@ -6,6 +6,10 @@ Fastformer layer must beat).
 
     python benchmarks/distill/layer_errors.py runs/minilm-fastformer runs/distill/minilm-layerwise [...]
         [--teacher runs/minilm-softmax] [--train runs/distill-corpus.jsonl.gz] [--max-eval-texts 200]
+    python benchmarks/distill/layer_errors.py pretrained/fastformer-minilm-l6-distilled \
+        runs/distill/student-news-titles --train runs/news-titles-train.jsonl --exclude runs/news-titles-test.jsonl \
+        --exclude-where none --validation-fraction 0.05 --block-size 64 --min-block-tokens 1 --max-eval-texts 0 \
+        --no-reference --out benchmarks/distill/results/layer-errors-news-titles.json   (news_titles.sh's split)
 
 Writes benchmarks/distill/results/layer-errors.json (one row per student).
 """
@@ -27,8 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("students", nargs="+")
     parser.add_argument("--teacher", default="runs/minilm-softmax")
     parser.add_argument("--train", default="runs/distill-corpus.jsonl.gz")
-    parser.add_argument("--max-eval-texts", type=int, default=200)
+    parser.add_argument("--max-eval-texts", type=int, default=200, help="0: all of them")
+    parser.add_argument("--validation-fraction", type=float, default=0.01)
+    parser.add_argument("--exclude", nargs="+", default=[IMDB], help="as the run's --exclude")
+    parser.add_argument("--exclude-where", default="split=test", help="KEY=VALUE filter of --exclude, or none")
     parser.add_argument("--block-size", type=int, default=256)
+    parser.add_argument("--min-block-tokens", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default="benchmarks/distill/results/layer-errors.json")
     parser.add_argument("--no-reference", action="store_true", help="leave out the 'no attention' row")
@@ -46,9 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     from fastformer.tasks.pretrain.corpus import load_texts
 
+    where = None if args.exclude_where == "none" else dict([args.exclude_where.split("=", 1)])
     cfg = DistillationConfig(
-        train=args.train, teacher=args.teacher, init_from=args.students[0], exclude=[IMDB],
-        exclude_where={"split": "test"}, max_eval_texts=args.max_eval_texts, block_size=args.block_size, seed=args.seed,
+        train=args.train, teacher=args.teacher, init_from=args.students[0], exclude=args.exclude, exclude_where=where,
+        max_eval_texts=args.max_eval_texts or None, validation_fraction=args.validation_fraction,
+        block_size=args.block_size, min_block_tokens=args.min_block_tokens, seed=args.seed,
     )  # fmt: skip
     texts = load_texts(cfg, {}, "layer_errors")
     tokenizer = pretrained_tokenizer(args.students[0])

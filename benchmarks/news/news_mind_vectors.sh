@@ -15,6 +15,7 @@
 # and `-kd-lrdD-` with each LAYER_LR_DECAYS value): TinyBERT's task distillation on the click rows; DISTILL_HIDDEN="1"
 # adds its intermediate layers too (`news-fastformer-student-kdhH-lrdD-seedS`: --distill-hidden H, the news encoder's
 # hidden states against the teacher's). JOBS=1 runs a seed's taught students in the same campaign as their teacher.
+# STUDENT=FOLDER STUDENT_TAG=-NAME: another student, its rows named news-fastformer-student-NAME-...
 set -euo pipefail
 DATA=${DATA:-../shared/data/mind}
 SEEDS=${SEEDS:-1 2 3}
@@ -25,6 +26,7 @@ RESULTS=${RESULTS:-benchmarks/news/results/news-mind}
 ROOT=runs/news-mind
 STUDENT=${STUDENT:-pretrained/fastformer-minilm-l6-distilled}
 TEACHER=${TEACHER:-runs/minilm-softmax}
+TAG=${STUDENT_TAG:-}
 # the conversion prints its counts on stdout: not in a DRY_RUN listing (whose lines are the runs alone)
 for split in valid test; do
   [ -f $ROOT/mind-$split/behaviors.tsv ] || [ "${DRY_RUN:-0}" = 1 ] \
@@ -41,20 +43,20 @@ jobs() {
     if [ "${PRETRAINED:-0}" = 1 ]; then
       tuned="news --train $ROOT/mind-valid --test $ROOT/mind-test --news-fields category,title --epochs 5 \
  --batch-size 32 --learning-rate 1e-4 --seed $seed --logging-steps 5 --bf16"
-      echo "news-fastformer-student-seed$seed $tuned --init-from $STUDENT"
+      echo "news-fastformer-student$TAG-seed$seed $tuned --init-from $STUDENT"
       echo "news-softmax-teacher-seed$seed $tuned --init-from $TEACHER --architecture softmax"
       for decay in ${LAYER_LR_DECAYS:-}; do  # the pretrained layers slowed, the fresh user encoder at 1e-4
-        echo "news-fastformer-student-lrd$decay-seed$seed $tuned --init-from $STUDENT --layer-lr-decay $decay"
+        echo "news-fastformer-student$TAG-lrd$decay-seed$seed $tuned --init-from $STUDENT --layer-lr-decay $decay"
       done
       # task distillation: the teacher row of the same seed (same held-out impressions), once it has finished, teaches
       # the student its click distribution over each row's candidates (--teacher; weight 0.5, temperature 2)
       if [ -f "$OUT/news-softmax-teacher-seed$seed/metrics.json" ] || [ "${DRY_RUN:-0}" = 1 ]; then
         taught="$tuned --init-from $STUDENT --teacher $OUT/news-softmax-teacher-seed$seed"
-        echo "news-fastformer-student-kd-seed$seed $taught"
+        echo "news-fastformer-student$TAG-kd-seed$seed $taught"
         for decay in ${LAYER_LR_DECAYS:-}; do
-          echo "news-fastformer-student-kd-lrd$decay-seed$seed $taught --layer-lr-decay $decay"
+          echo "news-fastformer-student$TAG-kd-lrd$decay-seed$seed $taught --layer-lr-decay $decay"
           for hidden in ${DISTILL_HIDDEN:-}; do
-            echo "news-fastformer-student-kdh$hidden-lrd$decay-seed$seed $taught --layer-lr-decay $decay \
+            echo "news-fastformer-student$TAG-kdh$hidden-lrd$decay-seed$seed $taught --layer-lr-decay $decay \
  --distill-hidden $hidden"
           done
         done
