@@ -7,6 +7,7 @@
 # Why: the shipped student was distilled on 256-token pieces, and on MIND its click AUC trails its teacher's by 1.5-3.
 # Usage: bash benchmarks/distill/news_titles.sh        (SEEDS="1 2 3", LAYER_LR_DECAYS=0.2, JOBS=2, one thread each)
 #        ONLY='news-fastformer-student-titles-lrd0.2-seed1' bash benchmarks/distill/news_titles.sh
+#        STUDENT=DIR (the start; default the shipped student) DISTILLED=DIR (the topped-up student's folder)
 # Distillation: 4,120 titles (2,766 dropped as test texts), 3 epochs, 387 steps, 247 s on one thread; its held-out
 # titles against the shipped student's: python benchmarks/distill/layer_errors.py (its docstring has the command).
 set -euo pipefail
