@@ -26,6 +26,16 @@ import torch
 IMDB = "../shared/data/imdb/imdb_ratings.jsonl.gz"
 
 
+def key_value(text: str) -> dict[str, str] | None:
+    """--exclude-where: "KEY=VALUE" -> {KEY: VALUE}; "none" -> None."""
+    if text == "none":
+        return None
+    key, sep, value = text.partition("=")
+    if not (key and sep):
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE or none, got {text!r}")
+    return {key: value}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("students", nargs="+")
@@ -34,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-eval-texts", type=int, default=200, help="0: all of them")
     parser.add_argument("--validation-fraction", type=float, default=0.01)
     parser.add_argument("--exclude", nargs="+", default=[IMDB], help="as the run's --exclude")
-    parser.add_argument("--exclude-where", default="split=test", help="KEY=VALUE filter of --exclude, or none")
+    parser.add_argument(
+        "--exclude-where", default="split=test", type=key_value, help="KEY=VALUE filter of --exclude, or none"
+    )
     parser.add_argument("--block-size", type=int, default=256)
     parser.add_argument("--min-block-tokens", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
@@ -54,9 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     from fastformer.tasks.pretrain.corpus import load_texts
 
-    where = None if args.exclude_where == "none" else dict([args.exclude_where.split("=", 1)])
     cfg = DistillationConfig(
-        train=args.train, teacher=args.teacher, init_from=args.students[0], exclude=args.exclude, exclude_where=where,
+        train=args.train, teacher=args.teacher, init_from=args.students[0], exclude=args.exclude,
+        exclude_where=args.exclude_where,
         max_eval_texts=args.max_eval_texts or None, validation_fraction=args.validation_fraction,
         block_size=args.block_size, min_block_tokens=args.min_block_tokens, seed=args.seed,
     )  # fmt: skip
