@@ -6,7 +6,7 @@
 # there is skipped. DRY_RUN=1 lists the runs instead. `sweep_relisting LISTER` (JOBS=1) runs the first pending run that
 # the function LISTER lists (ONLY applied), then lists again: a run listed only once an earlier one has finished (a
 # student taught by its teacher) joins the same campaign. `converted_teacher DIR` makes the distillation's teacher
-# folder a sweep starts from.
+# folder a sweep starts from; `mind_folders DATA ROOT` the news sweeps' MIND folders.
 run_one() {
   local name=$1; shift
   [ -f "$RESULTS/$name.json" ] && return 0
@@ -43,4 +43,12 @@ converted_teacher() {  # DIR [ATTENTION]: all-MiniLM-L6-v2 converted into DIR fr
   local zip
   zip=$(python -c "import importlib.util as u; print(u.find_spec('all_minilm_l6_v2').submodule_search_locations[0])")
   fastformer convert-bert "$zip/model.zip" "$1" --attention "${2:-softmax}"
+}
+mind_folders() {  # DATA ROOT: MINDRec's valid and test files converted into ROOT/mind-valid and ROOT/mind-test, if missing
+  # (the conversion prints its counts on stdout: not in a DRY_RUN listing, whose lines are the runs alone)
+  local split
+  for split in valid test; do
+    [ -f "$2/mind-$split/behaviors.tsv" ] || [ "${DRY_RUN:-0}" = 1 ] \
+      || fastformer convert-mindrec "$1/mindrec20_$split.json.gz" "$2/mind-$split"
+  done
 }

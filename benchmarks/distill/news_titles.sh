@@ -16,10 +16,7 @@ TEACHER=${TEACHER:-runs/minilm-softmax}
 OUT=${DISTILLED:-runs/distill/student-news-titles}
 source "$(dirname "$0")/../run_sweep.sh"
 distill_on_titles() {  # the corpora (test texts apart) and the distillation, once
-  for split in valid test; do  # the MIND folders news_mind_vectors.sh makes
-    [ -f runs/news-mind/mind-$split/news.tsv ] \
-      || fastformer convert-mindrec "../shared/data/mind/mindrec20_$split.json.gz" runs/news-mind/mind-$split
-  done
+  mind_folders ../shared/data/mind runs/news-mind  # the MIND folders news_mind_vectors.sh reads
   python benchmarks/distill/news_titles.py runs/news-titles-train.jsonl runs/news-mind/mind-valid \
     ../shared/data/mind/news_sample.tsv.gz
   python benchmarks/distill/news_titles.py runs/news-titles-test.jsonl runs/news-mind/mind-test

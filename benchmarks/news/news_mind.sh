@@ -17,10 +17,8 @@ THREADS=${THREADS:-1}
 OUT=${OUT:-runs/news-mind-wordpiece}
 RESULTS=${RESULTS:-benchmarks/news/results/news-mind}
 ROOT=runs/news-mind
-for split in valid test; do
-  [ -f $ROOT/mind-$split/behaviors.tsv ] || [ "${DRY_RUN:-0}" = 1 ] \
-    || fastformer convert-mindrec "$DATA/mindrec20_$split.json.gz" $ROOT/mind-$split
-done
+source "$(dirname "$0")/../run_sweep.sh"
+mind_folders "$DATA" "$ROOT"
 TOKENIZER=$ROOT/tokenizer  # one WordPiece tokenizer (training titles) for every run
 if [ ! -f $TOKENIZER/tokenizer_config.json ] && [ "${DRY_RUN:-0}" != 1 ]; then
   python -c "
@@ -40,5 +38,4 @@ jobs() {
     done
   done
 }
-source "$(dirname "$0")/../run_sweep.sh"
 jobs | grep -E "^(${ONLY:-.*}) " | sweep

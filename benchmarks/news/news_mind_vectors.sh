@@ -27,11 +27,8 @@ ROOT=runs/news-mind
 STUDENT=${STUDENT:-pretrained/fastformer-minilm-l6-distilled}
 TEACHER=${TEACHER:-runs/minilm-softmax}
 TAG=${STUDENT_TAG:-}
-# the conversion prints its counts on stdout: not in a DRY_RUN listing (whose lines are the runs alone)
-for split in valid test; do
-  [ -f $ROOT/mind-$split/behaviors.tsv ] || [ "${DRY_RUN:-0}" = 1 ] \
-    || fastformer convert-mindrec "$DATA/mindrec20_$split.json.gz" $ROOT/mind-$split
-done
+source "$(dirname "$0")/../run_sweep.sh"
+mind_folders "$DATA" "$ROOT"
 jobs() {
   for seed in $SEEDS; do
     for arch in fastformer softmax; do
@@ -64,6 +61,5 @@ jobs() {
     fi
   done
 }
-source "$(dirname "$0")/../run_sweep.sh"
 if [ "${PRETRAINED:-0}" = 1 ]; then converted_teacher "$TEACHER"; fi
 sweep_relisting jobs  # ONLY='NAME|NAME': just these runs (JOBS=1: a run listed once its teacher finished joins)
