@@ -42,7 +42,8 @@ converted_teacher() {  # DIR [ATTENTION]: all-MiniLM-L6-v2 converted into DIR fr
   if [ "${DRY_RUN:-0}" = 1 ] || [ -d "$1" ]; then return 0; fi
   local zip
   zip=$(python -c "import importlib.util as u; print(u.find_spec('all_minilm_l6_v2').submodule_search_locations[0])")
-  fastformer convert-bert "$zip/model.zip" "$1" --attention "${2:-softmax}"
+  # (two campaigns started together both convert: the later one's refusal, the folder written by the earlier, is fine)
+  fastformer convert-bert "$zip/model.zip" "$1" --attention "${2:-softmax}" || [ -f "$1/config.json" ]
 }
 mind_folders() {  # DATA ROOT: MINDRec's valid and test files converted into ROOT/mind-valid and ROOT/mind-test, if missing
   # (the conversion prints its counts on stdout: not in a DRY_RUN listing, whose lines are the runs alone)

@@ -444,6 +444,8 @@ def convert_bert_folder(
             tokenizer.save_pretrained(staging)
             (staging / "conversion.json").write_text(json.dumps(report, indent=2))
             (staging / FINE_TUNING_FILE).write_text(json.dumps(BERT_FINE_TUNING, indent=2))
+            if output.is_dir() and any(output.iterdir()) and not overwrite:  # (written while this one converted)
+                raise ConversionError(f"{output}: was written while this conversion ran; nothing replaced it")
             if output.exists():
                 shutil.rmtree(output)
             staging.rename(output)

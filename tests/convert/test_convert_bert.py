@@ -208,6 +208,29 @@ def test_existing_output_and_symlink_refused_unchanged(tmp_path):
     assert [p.name for p in taken.iterdir()] == ["keep.txt"] and (taken / "keep.txt").read_text() == "mine"
 
 
+def test_output_written_meanwhile_is_not_replaced(tmp_path, monkeypatch):
+    """Two conversions into one folder at once (two sweeps starting together): the later one refuses at its rename
+    and leaves the earlier one's folder whole; --overwrite replaces it."""
+    import fastformer.convert_bert as module
+
+    out = tmp_path / "out"
+    real_convert = module.convert_bert
+
+    def convert_while_another_writes(*args, **kwargs):
+        out.mkdir()
+        (out / "config.json").write_text("the other conversion's")
+        return real_convert(*args, **kwargs)
+
+    monkeypatch.setattr(module, "convert_bert", convert_while_another_writes)
+    with pytest.raises(ConversionError, match="was written while this conversion ran; nothing replaced it"):
+        convert_bert_folder(teacher_zip(), out)
+    assert [p.name for p in out.iterdir()] == ["config.json"]
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no staging folder left
+    shutil.rmtree(out)
+    convert_bert_folder(teacher_zip(), out, overwrite=True)
+    assert json.loads((out / "config.json").read_text())["model_type"] == "fastformer"
+
+
 def test_explain_reads_a_converted_classifier_as_predict_does(bert, bert_folder):
     """A converted BERT reads [CLS] ... [SEP]: explain adds them as predict does (the same probabilities), and shows
     weights over the words alone."""
