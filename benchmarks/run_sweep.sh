@@ -15,6 +15,8 @@ run_one() {
     >> "$OUT/$name.log" 2>&1; then
     cp "$OUT/$name/metrics.json" "$RESULTS/$name.json"
     echo "done: $name $(date +%T)"
+  elif [ $? = 143 ]; then  # SIGTERM: the run wrote a checkpoint at the step it stopped at
+    echo "stopped: $name (SIGTERM; the sweep again continues it)"
   else
     echo "failed: $name (see $OUT/$name.log)"
   fi

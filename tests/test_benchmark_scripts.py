@@ -219,18 +219,19 @@ def test_the_other_sets_list_students_taught_by_their_teachers_at_both_lengths()
 def test_a_relisting_sweep_runs_what_a_finished_run_makes_listable_and_tries_a_failing_run_once(tmp_path):
     """`sweep_relisting` (benchmarks/run_sweep.sh): a row listed only once another run's results exist (a student
     taught by its teacher) runs in the same campaign, in list order; finished rows are skipped; a failing row is
-    tried once, not forever; a run's log is appended to (a resumed run keeps its earlier part, and a second campaign
-    refused by a running run's lock cannot wipe that run's log). `fastformer` here is a stand-in script: what is
-    tested is the shell's order."""
+    tried once, not forever (one stopped by SIGTERM is said as such); a run's log is appended to (a resumed run keeps
+    its earlier part, and a second campaign refused by a running run's lock cannot wipe that run's log).
+    `fastformer` here is a stand-in script: what is tested is the shell's order."""
     import os
     import subprocess
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    stand_in = bin_dir / "fastformer"  # writes metrics.json into --output-dir, fails for a run named "broken"
+    stand_in = bin_dir / "fastformer"  # writes metrics.json in --output-dir; "broken" fails, "term" exits 143 (SIGTERM)
     stand_in.write_text(
         '#!/usr/bin/env bash\nwhile [ $# -gt 0 ]; do [ "$1" = --output-dir ] && out=$2; shift; done\n'
-        'echo "${out##*/}" >> "$ORDER"; echo "attempt of ${out##*/}"; case $out in *broken) exit 1;; esac\n'
+        'echo "${out##*/}" >> "$ORDER"; echo "attempt of ${out##*/}"\n'
+        "case $out in *broken) exit 1;; *term) exit 143;; esac\n"
         'mkdir -p "$out" && echo {} > "$out/metrics.json"\n'
     )
     stand_in.chmod(0o755)
@@ -238,7 +239,7 @@ def test_a_relisting_sweep_runs_what_a_finished_run_makes_listable_and_tries_a_f
     script.write_text(
         f"source {BENCHMARKS / 'run_sweep.sh'}\n"
         'jobs() { echo "teacher --x 1"; echo "broken --x 2"; '
-        '[ -f "$RESULTS/teacher.json" ] && echo "student --teacher t"; echo "last --x 3"; }\n'
+        '[ -f "$RESULTS/teacher.json" ] && echo "student --teacher t"; echo "last --x 3"; echo "term --x 4"; }\n'
         "sweep_relisting jobs\n"
     )
     (tmp_path / "results").mkdir()
@@ -249,8 +250,9 @@ def test_a_relisting_sweep_runs_what_a_finished_run_makes_listable_and_tries_a_f
                        THREADS="1", OUT=str(tmp_path / "runs"), RESULTS=str(tmp_path / "results"))  # fmt: skip
     done = subprocess.run(["bash", str(script)], env=environment, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "order").read_text().split() == ["teacher", "broken", "student"]
+    assert (tmp_path / "order").read_text().split() == ["teacher", "broken", "student", "term"]
     assert "failed: broken" in done.stdout and (tmp_path / "results" / "student.json").exists()
+    assert "stopped: term (SIGTERM; the sweep again continues it)" in done.stdout
     log = (tmp_path / "runs" / "teacher.log").read_text()
     assert log == "killed in an earlier session\nattempt of teacher\n"
 

@@ -542,3 +542,67 @@ def test_a_time_limit_stops_training_and_the_run_still_finishes(tmp_path, monkey
     log = json.loads((out / "log_history.json").read_text())
     assert any(h.get("step") == stop and "eval_loss" in h for h in log), "the last step is evaluated"
     assert (out / "run_complete.json").is_file() and (out / "model.safetensors").is_file()
+
+
+def test_sigterm_stops_at_the_step_in_flight_with_its_checkpoint_and_resume_ends_as_if_never_stopped(
+    tmp_path, monkeypatch, capsys
+):
+    """SIGTERM (a scheduler pre-empting the job, a session ending) mid-step: the step finishes, its checkpoint is
+    written, one line and exit code 143, the folder still incomplete; `--resume` continues from that step (not from
+    the last evaluation's checkpoint) and ends with the weights of a run never stopped. The run's handler is gone
+    once training ends. The signal is the real one, sent by the process to itself during step 4."""
+    import torch
+    from safetensors.torch import load_file
+    from transformers import Trainer
+
+    stopped, whole = tmp_path / "stopped", tmp_path / "whole"
+    args = [*TINY, "--epochs", "2"]  # 7 steps an epoch, a checkpoint at each epoch's end
+    original = Trainer.training_step
+
+    def training_step(self, *step_args, **step_kwargs):
+        if self.state.global_step == 3 and Path(self.args.output_dir).parent == stopped:  # (the 4th step)
+            os.kill(os.getpid(), signal.SIGTERM)
+        return original(self, *step_args, **step_kwargs)
+
+    monkeypatch.setattr(Trainer, "training_step", training_step)
+    before = signal.getsignal(signal.SIGTERM)
+    assert main(["train", *args, "--output-dir", str(stopped)]) == 143
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "fastformer train classification: stopped by SIGTERM at step 4 of 14, its checkpoint is written (the same "
+        "command with --resume continues from it)"
+    )
+    assert [p.name for p in (stopped / "checkpoints").glob("checkpoint-*")] == ["checkpoint-4"]
+    assert (stopped / "RUN_INCOMPLETE").exists() and not (stopped / "model.safetensors").exists()
+
+    assert main(["train", *args, "--output-dir", str(stopped), "--resume"]) == 0
+    resumed = json.loads((stopped / "metrics.json").read_text())["train"]
+    assert Path(resumed["resumed_from"]).name == "checkpoint-4"
+    assert main(["train", *args, "--tokenizer", str(stopped / "tokenizer"), "--output-dir", str(whole)]) == 0
+    got, expected = load_file(stopped / "model.safetensors"), load_file(whole / "model.safetensors")
+    assert got.keys() == expected.keys() and all(torch.equal(got[name], expected[name]) for name in got)
+    # the stop evaluated nothing: the evaluations are the unstopped run's, at the ends of the two epochs
+    evaluated = [h["step"] for h in json.loads((stopped / "log_history.json").read_text()) if "eval_loss" in h]
+    assert evaluated == [7, 14]
+
+
+def test_sigterm_handler_lives_only_while_training_and_a_second_sigterm_acts_at_once():
+    from types import SimpleNamespace
+
+    from fastformer.engine.skeleton import stop_signal_callback
+
+    before = signal.getsignal(signal.SIGTERM)
+    callback = stop_signal_callback()
+    state, control = SimpleNamespace(global_step=0), SimpleNamespace(should_training_stop=False, should_save=False)
+    callback.on_train_begin(None, state, control)
+    assert signal.getsignal(signal.SIGTERM) == callback._receive
+    state.global_step = 1
+    callback.on_step_end(None, state, control)
+    assert not (control.should_training_stop or control.should_save)
+    callback._receive(signal.SIGTERM, None)  # (as the signal would: a second one then meets the earlier handler)
+    assert signal.getsignal(signal.SIGTERM) is before
+    state.global_step = 2
+    callback.on_step_end(None, state, control)
+    assert control.should_training_stop and control.should_save and callback.stopped_at == 2
+    callback.on_train_end(None, state, control)
+    assert signal.getsignal(signal.SIGTERM) is before

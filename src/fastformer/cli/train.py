@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import errno
 import json
+import sys
 
 from fastformer.config_fields import CONFIG_DEFAULTS
 from fastformer.tasks.registry import TASKS
@@ -74,10 +75,14 @@ def main(argv: list[str]) -> int:
 def run_training(task: str, cfg) -> int:
     from fastformer.data import DataError
     from fastformer.engine.folder import RunFolderError
+    from fastformer.engine.skeleton import TrainingStopped
 
     runner = TASKS[task]()
     try:
         metrics = runner.train(cfg)
+    except TrainingStopped as stopped:  # SIGTERM: 128 + 15, as a process the signal ended
+        print(f"fastformer train {task}: {stopped}", file=sys.stderr)
+        return 143
     except (DataError, RunFolderError, ValueError, FileNotFoundError) as error:
         raise SystemExit(f"fastformer train {task}: {error}") from None
     except OSError as error:  # a full disk (ENOSPC), a file-size limit (EFBIG), a folder made read-only

@@ -201,6 +201,67 @@ def time_limit_callback(minutes: float):
     return TimeLimit()
 
 
+class TrainingStopped(Exception):
+    """Training stopped on SIGTERM, resumably: `step` is where it stopped, `saved` whether its checkpoint is there."""
+
+    def __init__(self, step: int, max_steps: int, saved: bool):
+        self.step, self.max_steps, self.saved = step, max_steps, saved
+        where = "its checkpoint is written" if saved else "no checkpoint could be written there"
+        super().__init__(
+            f"stopped by SIGTERM at step {step} of {max_steps}, {where} (the same command with --resume continues "
+            f"from {'it' if saved else 'the last checkpoint'})"
+        )
+
+
+def stop_signal_callback():
+    """SIGTERM during training (a scheduler pre-empting the job, `kill`, a machine going down) stops the run
+    resumably instead of at once: the step in flight finishes, a checkpoint is written at it and `run_task` raises
+    TrainingStopped (the command line: one line, exit code 143), so what is lost is one step, not every step since the
+    last checkpoint. The step is evaluated only if it was due an evaluation anyway, so the resumed run evaluates, picks
+    its best checkpoint and ends as one never stopped. A second SIGTERM ends the process at once, as does one outside
+    training (reading data, evaluating the test split). Under torchrun the processes agree on the stop (the first
+    process's signal decides), so none waits on another."""
+    import signal
+    import threading
+
+    from transformers import TrainerCallback
+
+    class StopSignal(TrainerCallback):
+        received = False
+        stopped_at: int | None = None
+        previous: Any = None
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            if threading.current_thread() is threading.main_thread():  # (only the main thread may set a handler)
+                self.previous = signal.signal(signal.SIGTERM, self._receive)
+
+        def _receive(self, signum, frame):
+            self.received = True
+            self._restore()  # a second SIGTERM acts at once
+
+        def _restore(self):
+            if self.previous is not None:
+                signal.signal(signal.SIGTERM, self.previous)
+                self.previous = None
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if self.stopped_at is None and agreed(self.received):
+                control.should_training_stop = control.should_save = True
+                self.stopped_at = state.global_step
+
+        def on_epoch_end(self, args, state, control, **kwargs):
+            # the stop cut the epoch short (its checkpoint is written): the epoch's end-of-epoch evaluation and save
+            # belong to its real end, which the resumed run reaches (evaluated here, it would enter the choice of
+            # the best checkpoint that an unstopped run never makes)
+            if self.stopped_at == state.global_step and abs(state.epoch - round(state.epoch)) > 1e-6:
+                control.should_evaluate = control.should_save = False
+
+        def on_train_end(self, args, state, control, **kwargs):
+            self._restore()
+
+    return StopSignal()
+
+
 def agreed(flag: bool) -> bool:
     """The first process's `flag` on every process of a torchrun run; `flag` itself in a single process."""
     import torch.distributed as dist
@@ -335,9 +396,13 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             announce(task, cfg, data, tokenizer, model, prepared, vocabulary)
         # training seconds of the processes before this one, up to the checkpoint it resumes from (None: not recorded)
         earlier_seconds = folder.checkpoint_seconds(resume_from) if resume_from else 0.0
-        trainer = build_trainer(task, cfg, folder, model, prepared, tokenizer, earlier_seconds)
+        stop = stop_signal_callback()
+        trainer = build_trainer(task, cfg, folder, model, prepared, tokenizer, earlier_seconds, stop)
         start = time.perf_counter()
         result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+        if stop.stopped_at is not None:  # SIGTERM: the checkpoint of that step is what a resume continues from
+            saved = any(checkpoint_step(p) == stop.stopped_at for p in folder.checkpoints())
+            raise TrainingStopped(stop.stopped_at, trainer.state.max_steps, saved)
         run = dict(seconds=time.perf_counter() - start, earlier_seconds=earlier_seconds, resumed_from=resume_from)
         metrics = dict(
             architecture=getattr(cfg, "architecture", None),  # (a task with one model has no --architecture)
@@ -383,14 +448,16 @@ def read_and_check(task: Task, cfg, report: dict[str, Any]):
 
 
 def build_trainer(
-    task: Task, cfg, folder: RunFolder, model, prepared: Prepared, tokenizer, earlier_seconds: float | None
+    task: Task, cfg, folder: RunFolder, model, prepared: Prepared, tokenizer, earlier_seconds: float | None, stop=None
 ):
     """The task's Trainer (transformers' own unless it brings one) with the run's arguments and the engine's
-    callbacks: checkpoint fingerprints, divergence, memory release, the time estimate; discriminative rates."""
+    callbacks: the stop on SIGTERM (`stop`), checkpoint fingerprints, divergence, memory release, the time estimate;
+    discriminative rates."""
     from transformers import Trainer
 
     kwargs = dict(prepared.trainer_kwargs)
     kwargs["callbacks"] = [
+        *([stop] if stop is not None else []),  # before the disk check, which then sees the checkpoint it asks for
         disk_room_callback(model),  # first: a checkpoint that does not fit is not begun, not even stamped
         fingerprint_callback(folder, earlier_seconds),
         divergence_callback(),
