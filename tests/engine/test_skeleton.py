@@ -593,7 +593,8 @@ def test_sigterm_handler_lives_only_while_training_and_a_second_sigterm_acts_at_
 
     before = signal.getsignal(signal.SIGTERM)
     callback = stop_signal_callback()
-    state, control = SimpleNamespace(global_step=0), SimpleNamespace(should_training_stop=False, should_save=False)
+    state = SimpleNamespace(global_step=0, max_steps=9, epoch=0.0)
+    control = SimpleNamespace(should_training_stop=False, should_save=False, should_evaluate=False)
     callback.on_train_begin(None, state, control)
     assert signal.getsignal(signal.SIGTERM) == callback._receive
     state.global_step = 1
@@ -604,5 +605,8 @@ def test_sigterm_handler_lives_only_while_training_and_a_second_sigterm_acts_at_
     state.global_step = 2
     callback.on_step_end(None, state, control)
     assert control.should_training_stop and control.should_save and callback.stopped_at == 2
+    state.epoch, control.should_evaluate = 2 / 3, True  # the epoch cut short: its end-of-epoch flow is not made
+    callback.on_epoch_end(None, state, control)
+    assert not (control.should_evaluate or control.should_save)
     callback.on_train_end(None, state, control)
     assert signal.getsignal(signal.SIGTERM) is before

@@ -252,8 +252,9 @@ def stop_signal_callback():
         def on_epoch_end(self, args, state, control, **kwargs):
             # the stop cut the epoch short (its checkpoint is written): the epoch's end-of-epoch evaluation and save
             # belong to its real end, which the resumed run reaches (evaluated here, it would enter the choice of
-            # the best checkpoint that an unstopped run never makes)
-            if self.stopped_at == state.global_step and abs(state.epoch - round(state.epoch)) > 1e-6:
+            # the best checkpoint that an unstopped run never makes). At the last step the run ends here anyway.
+            cut = abs(state.epoch - round(state.epoch)) > 1e-6 and state.global_step < state.max_steps
+            if self.stopped_at == state.global_step and cut:
                 control.should_evaluate = control.should_save = False
 
         def on_train_end(self, args, state, control, **kwargs):
