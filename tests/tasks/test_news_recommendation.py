@@ -478,3 +478,27 @@ def test_a_news_student_learns_from_a_teacher_and_an_unfit_teacher_is_refused_in
         message = str(refused.value.code)
         assert says in message and "\n" not in message, message
         assert not (tmp_path / str(i)).exists()
+
+
+def test_auc_uncertainty_reads_the_runs_rankings_as_the_metrics_do(trained, mind, tmp_path, capsys):
+    """benchmarks/news/auc_uncertainty.py: the bootstrap's point AUC is the run's own test AUC, a run against
+    itself differs by exactly 0, the interval holds the point; a run without its rankings is one line."""
+    import importlib.util
+
+    from tests.helpers import BENCHMARKS
+
+    spec = importlib.util.spec_from_file_location("auc_uncertainty", BENCHMARKS / "news" / "auc_uncertainty.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    out = tmp_path / "auc.json"
+    assert script.main([str(mind / "test"), str(trained), str(trained), "--resamples", "200", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    metrics = json.loads((trained / "metrics.json").read_text())["test"]
+    assert result["impressions"] == metrics["impressions"]
+    run = result["runs"][0]
+    assert run["value"] == pytest.approx(100 * metrics["auc"], abs=0.006)
+    assert run["se"] > 0 and run["ci95"][0] <= run["value"] <= run["ci95"][1]
+    assert result["against_first"] == [dict(value=0.0, se=0.0, ci95=[0.0, 0.0])]
+    assert "| news |" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match=r"auc_uncertainty: .*prediction_test.txt: no such file"):
+        script.main([str(mind / "test"), str(trained), str(tmp_path)])
