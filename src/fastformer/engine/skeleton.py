@@ -227,22 +227,22 @@ def stop_signal_callback():
     from transformers import TrainerCallback
 
     class StopSignal(TrainerCallback):
-        received = False
+        received = installed = False
         stopped_at: int | None = None
         previous: Any = None
 
         def on_train_begin(self, args, state, control, **kwargs):
             if threading.current_thread() is threading.main_thread():  # (only the main thread may set a handler)
-                self.previous = signal.signal(signal.SIGTERM, self._receive)
+                self.previous, self.installed = signal.signal(signal.SIGTERM, self._receive), True
 
         def _receive(self, signum, frame):
             self.received = True
             self._restore()  # a second SIGTERM acts at once
 
         def _restore(self):
-            if self.previous is not None:
-                signal.signal(signal.SIGTERM, self.previous)
-                self.previous = None
+            if self.installed:  # (None: a handler not set from Python, which cannot be put back: the default)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL if self.previous is None else self.previous)
+                self.installed = False
 
         def on_step_end(self, args, state, control, **kwargs):
             if self.stopped_at is None and agreed(self.received):
@@ -459,7 +459,7 @@ def build_trainer(
     kwargs = dict(prepared.trainer_kwargs)
     kwargs["callbacks"] = [
         *([stop] if stop is not None else []),  # before the disk check, which then sees the checkpoint it asks for
-        disk_room_callback(model),  # first: a checkpoint that does not fit is not begun, not even stamped
+        disk_room_callback(model),  # before the stamp: a checkpoint that does not fit is not begun, not even stamped
         fingerprint_callback(folder, earlier_seconds),
         divergence_callback(),
         memory_release_callback(),
