@@ -76,12 +76,14 @@ def run_training(task: str, cfg) -> int:
     from fastformer.data import DataError
     from fastformer.engine.folder import RunFolderError
     from fastformer.engine.skeleton import TrainingStopped
+    from fastformer.engine.training import is_main_process
 
     runner = TASKS[task]()
     try:
         metrics = runner.train(cfg)
     except TrainingStopped as stopped:  # SIGTERM: 128 + 15, as a process the signal ended
-        print(f"fastformer train {task}: {stopped}", file=sys.stderr)
+        if is_main_process():  # (under torchrun every process stops at the same step: one line says it)
+            print(f"fastformer train {task}: {stopped}", file=sys.stderr)
         return 143
     except (DataError, RunFolderError, ValueError, FileNotFoundError) as error:
         raise SystemExit(f"fastformer train {task}: {error}") from None
