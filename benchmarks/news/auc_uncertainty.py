@@ -25,8 +25,8 @@ from fastformer.data.mind import load_mind
 from fastformer.metrics.ranking import impression_metrics, read_rankings
 
 
-def per_impression_auc(test_dir: str | Path, run_dirs: list[str | Path]) -> tuple[list[str], np.ndarray]:
-    """(impression ids, (runs, impressions) AUCs) over the impressions of TEST_DIR with both classes that every run
+def per_impression_auc(test_dir: str | Path, run_dirs: list[str | Path]) -> np.ndarray:
+    """(runs, impressions) AUCs over the impressions of TEST_DIR with both classes that every run
     ranked (all of them, unless a run was scored on a part: `--max-eval-impressions`)."""
     impressions = [i for i in load_mind(test_dir).impressions if i.labels and 0 < sum(i.labels) < len(i.labels)]
     rankings = []
@@ -38,8 +38,7 @@ def per_impression_auc(test_dir: str | Path, run_dirs: list[str | Path]) -> tupl
     common = [i for i in impressions if all(i.impression_id in ranks for ranks in rankings)]
     if not common:
         raise SystemExit(f"auc_uncertainty: the runs share no ranked impression of {test_dir} with both classes")
-    rows = [[impression_metrics(i.labels, ranks[i.impression_id])["auc"] for i in common] for ranks in rankings]
-    return [i.impression_id for i in common], np.asarray(rows)
+    return np.asarray([[impression_metrics(i.labels, r[i.impression_id])["auc"] for i in common] for r in rankings])
 
 
 def bootstrap(aucs: np.ndarray, resamples: int, seed: int) -> dict:
@@ -70,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the numbers to this file")
     args = parser.parse_args(argv)
     try:
-        _, aucs = per_impression_auc(args.test_dir, args.runs)
+        aucs = per_impression_auc(args.test_dir, args.runs)
     except (DataError, FileNotFoundError) as error:  # a malformed or missing MIND file, a damaged prediction file
         raise SystemExit(f"auc_uncertainty: {error}") from None
     result = bootstrap(aucs, args.resamples, args.seed)
