@@ -427,6 +427,11 @@ def test_head_and_tail_truncation_keeps_both_ends_with_the_tokenizers_special_to
 
     classifier = Classifier(out)
     assert classifier.truncation == "head+tail" and special_tokens_around(classifier.tokenizer) == ([], [])
+    checkpoint = next((out / "checkpoints").glob("checkpoint-*"))  # evaluated / predicted as its run read texts
+    assert Classifier(checkpoint).truncation == "head+tail"
+    scored = tmp_path / "checkpoint.json"
+    evaluate = ["evaluate", str(checkpoint), "--data", str(SST / "sst_dev.txt"), "--max-examples", "8"]
+    assert main([*evaluate, "--output", str(scored)]) == 0 and json.loads(scored.read_text())["examples"] == 8
 
 
 def test_resume_of_a_complete_run_with_a_damaged_checkpoint_changes_nothing(tmp_path):

@@ -606,9 +606,11 @@ def folder_task(path: str | Path) -> str | None:
 
 
 def run_settings(path: str | Path) -> dict[str, Any]:
-    """The settings a finished run was trained with (its run_config.json), or {} for a folder without them (a folder
-    of an earlier version, a checkpoint saved by hand)."""
+    """The settings a finished run was trained with (its run_config.json; for a run's `checkpoints/checkpoint-N`, the
+    run's), or {} for a folder without them (a folder of an earlier version, a checkpoint saved by hand)."""
     config = Path(path) / "run_config.json"
+    if not config.is_file() and Path(path).parent.name == CHECKPOINTS and checkpoint_step(path) is not None:
+        config = Path(path).parent.parent / "run_config.json"  # a checkpoint reads its texts as its run did
     try:
         return json.loads(config.read_text()) if config.is_file() else {}
     except json.JSONDecodeError:
