@@ -82,6 +82,10 @@ def test_training_writes_a_loadable_folder_with_rouge(trained):
 
     model = AutoModelForSeq2SeqLM.from_pretrained(trained)
     assert model.config.max_position_embeddings == 128 and model.config.attention_type == "fastformer"
+    from fastformer.tasks.summarize.summarizer import generation_settings
+
+    checkpoint = next((trained / "checkpoints").glob("checkpoint-*"))  # generates as its run did (2 beams)
+    assert generation_settings(trained).num_beams == generation_settings(checkpoint).num_beams == 2
 
 
 def test_evaluate_and_predict(trained, tmp_path, capsys):

@@ -10,7 +10,6 @@ ROUGE is computed on the validation and test sets at the end.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -172,11 +171,11 @@ def load_model(model_dir: str | Path):
 
 
 def generation_settings(model_dir: str | Path) -> SummarizationConfig:
-    """The run's settings (beam size, length penalty, ...) from its run_config.json, or the defaults."""
-    path = Path(model_dir) / "run_config.json"
-    if not path.is_file():
-        return SummarizationConfig()  # the defaults
-    values = json.loads(path.read_text())
+    """The run's settings (beam size, length penalty, ...) from its run_config.json (a checkpoint's: its run's), or
+    the defaults."""
+    from fastformer.engine.folder import run_settings
+
+    values = run_settings(model_dir)
     known = SummarizationConfig.__dataclass_fields__
     # only the generation settings are needed: the data paths of the run may be gone
     keep = (
