@@ -130,6 +130,32 @@ def test_evaluate_and_predict_from_the_saved_folder(trained, mind, tmp_path, cap
         assert [r[i] for i in unknown] == list(range(known + 1, len(imp.candidates) + 1))  # last, in order
 
 
+def test_a_folder_reads_news_texts_as_its_run_did(mind, tmp_path):
+    """evaluate / predict / explain cut each news text at the run's --max-length, not at the model's positions (more
+    for an --init-from encoder; here the 8 a run of --max-length 4 gets): the folder ranks as the run ranked."""
+    import shutil
+
+    from fastformer.tasks.news.recommender import rank_split
+
+    out = tmp_path / "run"
+    args = ["train", "news", "--train", str(mind / "valid"), "--test", str(mind / "test"), "--max-length", "4",
+            "--max-train-impressions", "60", "--max-eval-impressions", "40", "--epochs", "1", "--output-dir", str(out),
+            *TINY]  # fmt: skip
+    assert main(args) == 0
+    model, _ = load_model(out)
+    assert (model.config.news_max_length, model.config.max_position_embeddings) == (4, 8)
+    during_training = read_rankings(out / "prediction_test.txt")
+    ranked = tmp_path / "prediction.txt"
+    rank_split(out, mind / "test", output=ranked)
+    assert {i: r for i, r in read_rankings(ranked).items() if i in during_training} == during_training
+    older = tmp_path / "older"  # a folder of an earlier version (no news_max_length): its run_config.json says it
+    shutil.copytree(out, older, ignore=shutil.ignore_patterns("checkpoints"))
+    config = json.loads((older / "config.json").read_text())
+    del config["news_max_length"]
+    (older / "config.json").write_text(json.dumps(config))
+    assert load_model(older)[0].config.news_max_length == 4
+
+
 def _as_if_killed_in_the_last_epoch(out):
     """Remove the last checkpoint and the final files: what a run killed during its last epoch leaves."""
     import shutil

@@ -159,7 +159,8 @@ def explain_user(
         )
     fields = getattr(config, "news_fields", None) or ["title"]
     news_ids = list(dict.fromkeys(history + candidates))
-    tokenized = [split_words(tokenizer, data.news[n].text(fields), config.max_position_embeddings) for n in news_ids]
+    length = getattr(config, "news_max_length", None) or config.max_position_embeddings  # as the run read them
+    tokenized = [split_words(tokenizer, data.news[n].text(fields), length) for n in news_ids]
     rows = [t.input_ids for t in tokenized]
     width = max(1, *(len(r) for r in rows))  # at least one column, as NewsTokens.batch pads
     batch = tokenizer.pad(

@@ -346,6 +346,7 @@ def news_head_fields(cfg: NewsConfig) -> dict[str, Any]:
     return dict(
         max_history=cfg.max_history,
         news_fields=list(cfg.news_fields),  # kept in config.json, so evaluate / predict read the same text
+        news_max_length=cfg.max_length,  # and as much of it (the positions may be more: an --init-from encoder's)
         popularity_buckets=8 if cfg.popularity else 0,  # up to 127+ clicks; --model popularity_buckets=N to change
     )
 
@@ -356,12 +357,16 @@ def news_head_fields(cfg: NewsConfig) -> dict[str, Any]:
 
 
 def load_model(model_dir: str | Path):
-    """(model, tokenizer) of a folder written by `fastformer train news`."""
+    """(model, tokenizer) of a folder written by `fastformer train news`; its config's `news_max_length` says how many
+    tokens of each news text the run read (its --max-length)."""
     from transformers import AutoTokenizer
 
+    from fastformer.engine.folder import run_settings
     from fastformer.models.fastformer import FastformerForNewsRecommendation
 
     model = FastformerForNewsRecommendation.from_pretrained(str(model_dir)).eval()
+    if getattr(model.config, "news_max_length", None) is None:  # a folder of an earlier version: its run's setting
+        model.config.news_max_length = run_settings(model_dir).get("max_length") or model.config.max_position_embeddings
     return model, AutoTokenizer.from_pretrained(str(model_dir))
 
 
@@ -381,7 +386,7 @@ def rank_split(model_dir: str | Path, data_path: str | Path, output: str | Path 
     model, tokenizer = load_model(model_dir)
     data = load_mind(data_path, strict=strict)
     fields = getattr(model.config, "news_fields", None) or ["title"]
-    tokens = NewsTokens(tokenizer, fields, model.config.max_position_embeddings)
+    tokens = NewsTokens(tokenizer, fields, model.config.news_max_length)
     tokens.add(data)
     clicks = load_news_clicks(model, model_dir)
     metrics, ranks = evaluate_split(model, data, tokens, model.config.max_history, clicks=clicks)
