@@ -434,6 +434,28 @@ def test_head_and_tail_truncation_keeps_both_ends_with_the_tokenizers_special_to
     assert main([*evaluate, "--output", str(scored)]) == 0 and json.loads(scored.read_text())["examples"] == 8
 
 
+def test_evaluate_and_predict_read_as_many_tokens_as_the_run_did(tmp_path):
+    """A folder's model may have more positions than its run read (an --init-from encoder's 8,192; here the 8 a run
+    of --max-length 4 gets): evaluate and predict cut texts at the run's --max-length, so the folder scores its test
+    split as the run did."""
+    from fastformer.tasks.classification.classifier import Classifier
+
+    out = tmp_path / "run"
+    args = ["train", "--train", str(SST / "sst_train.txt"), "--test", str(SST / "sst_dev.txt"), "--subset", "first",
+            "--max-train-examples", "48", "--max-eval-examples", "16", "--epochs", "1", *TINY, "--max-length", "4",
+            "--output-dir", str(out)]  # fmt: skip
+    assert main(args) == 0
+    classifier = Classifier(out)
+    assert (classifier.max_length, classifier.model.config.max_position_embeddings) == (4, 8)
+    scored = tmp_path / "m.json"
+    evaluate = ["evaluate", str(out), "--data", str(SST / "sst_dev.txt"), "--max-examples", "16", "--output"]
+    assert main([*evaluate, str(scored)]) == 0
+    during_training = [json.loads(line) for line in (out / "predictions_test.jsonl").read_text().splitlines()]
+    again = [json.loads(line) for line in (tmp_path / "predictions.jsonl").read_text().splitlines()]
+    assert [r["probability"] for r in again] == pytest.approx([r["probability"] for r in during_training], abs=2e-6)
+    assert [(r["source"], r["predicted"]) for r in again] == [(r["source"], r["predicted"]) for r in during_training]
+
+
 def test_resume_of_a_complete_run_with_a_damaged_checkpoint_changes_nothing(tmp_path):
     """A damaged file in the last checkpoint (optimizer.pt cut short, rng_state.pth garbage): `--resume` is one line
     naming it, before anything is written; the complete run stays byte-identical."""

@@ -161,8 +161,9 @@ class Classifier:
         from fastformer.engine.folder import run_settings
 
         self.model, self.tokenizer, self.labels = load_model(model_dir)
-        self.max_length = max_length or self.model.config.max_position_embeddings
-        self.truncation = run_settings(model_dir).get("truncation") or "head"  # as the run read its texts
+        run = run_settings(model_dir)  # read texts as the run did: as many tokens (positions may be more), same ends
+        self.max_length = max_length or run.get("max_length") or self.model.config.max_position_embeddings
+        self.truncation = run.get("truncation") or "head"
 
     def __call__(self, texts: list[str]) -> list[dict[str, Any]]:
         names = self.labels.labels

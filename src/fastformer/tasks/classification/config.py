@@ -152,4 +152,6 @@ class ClassificationEvaluation(FileEvaluationSettings):
     text_field: str | None = setting(None, "text column / JSON key (default: the run's own, from run_config.json)")
     label_field: str | None = setting(None, "label column / JSON key (default: the run's own)")
     binary_threshold: float | None = setting(None, "numeric labels to pos / neg (default: the run's own)")
-    max_length: int | None = setting(None, "tokens read per text (default: the model's positions)", minimum=1)
+    max_length: int | None = setting(
+        None, "tokens read per text (default: the run's --max-length; else the model's positions)", minimum=1
+    )

@@ -204,7 +204,7 @@ class ClassificationTask(Task):
             metrics, rows = baseline_module(architecture).evaluate(model_dir, examples)
         else:
             model, tokenizer, labels = load_model(model_dir)
-            max_length = settings.max_length or model.config.max_position_embeddings
+            max_length = settings.max_length or run.get("max_length") or model.config.max_position_embeddings
             truncation = run.get("truncation") or "head"  # as the run read its texts
             metrics, rows = evaluate_split(model, tokenizer, examples, labels, max_length, truncation)
         write_jsonl(Path(output).with_name(self.evaluation_file), rows)
