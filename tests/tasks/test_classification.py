@@ -434,7 +434,7 @@ def test_head_and_tail_truncation_keeps_both_ends_with_the_tokenizers_special_to
     assert main([*evaluate, "--output", str(scored)]) == 0 and json.loads(scored.read_text())["examples"] == 8
 
 
-def test_evaluate_and_predict_read_as_many_tokens_as_the_run_did(tmp_path):
+def test_evaluate_predict_and_explain_read_as_many_tokens_as_the_run_did(tmp_path, capsys):
     """A folder's model may have more positions than its run read (an --init-from encoder's 8,192; here the 8 a run
     of --max-length 4 gets): evaluate and predict cut texts at the run's --max-length, so the folder scores its test
     split as the run did."""
@@ -454,6 +454,13 @@ def test_evaluate_and_predict_read_as_many_tokens_as_the_run_did(tmp_path):
     again = [json.loads(line) for line in (tmp_path / "predictions.jsonl").read_text().splitlines()]
     assert [r["probability"] for r in again] == pytest.approx([r["probability"] for r in during_training], abs=2e-6)
     assert [(r["source"], r["predicted"]) for r in again] == [(r["source"], r["predicted"]) for r in during_training]
+    text = "the plot was dull " + " ".join(["a lovely warm film with fine actors"] * 8)
+    capsys.readouterr()
+    assert main(["predict", str(out), text]) == 0
+    label = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["label"]
+    assert main(["explain", str(out), text, "--output-dir", str(tmp_path / "explained"), "--top-k", "0"]) == 0
+    shown = capsys.readouterr().out.split("arg-1: ")[1].splitlines()[0]  # "LABEL; most weight (pooling): w, w, w"
+    assert shown.split(";")[0] == label and set(shown.split(": ")[1].split(", ")) <= {"the", "plot", "was", "dull"}
 
 
 def test_resume_of_a_complete_run_with_a_damaged_checkpoint_changes_nothing(tmp_path):

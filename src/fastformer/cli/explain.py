@@ -82,6 +82,7 @@ def explain_folder(folder: RunFolder, output: Path) -> int:
 def run(args: argparse.Namespace) -> int:
     from fastformer.cli.settings import open_run_folder
     from fastformer.data import DataError
+    from fastformer.engine.folder import run_settings
     from fastformer.interpret import View, explain
 
     folder = open_run_folder("explain", args, ("model_dir", "texts"))
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
                 model,
                 tokenizer,
                 text,
-                max_length=args.max_length,
+                max_length=args.max_length or run_settings(args.model_dir).get("max_length"),  # as predict reads
                 faithfulness_k=args.top_k,
                 trials=args.trials,
                 generation=generation,

@@ -79,7 +79,9 @@ class TextExplanationSettings(ExplanationSettings):
     )
     layer: int | None = setting(None, "layer of alpha / beta, 1-based (default: the last)", minimum=1)
     head: int | None = setting(None, "one head, 1-based (default: the mean of the heads)", minimum=1)
-    max_length: int | None = setting(None, "tokens read (default: the model's maximum)", minimum=1)
+    max_length: int | None = setting(
+        None, "tokens read (default: the run's --max-length where it has one, else the model's maximum)", minimum=1
+    )
     top_k: int = setting(5, "faithfulness: words cut, the top-weighted against random ones (0: no check)", minimum=0)
     trials: int = setting(20, "faithfulness: random draws", minimum=1)
     page_words: int = setting(400, "words per page of a long text", minimum=1)

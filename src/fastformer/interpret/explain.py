@@ -249,7 +249,8 @@ def explain(
 ) -> Explanation:
     """Explain one text with a trained Fastformer (classifier, language model or summarizer) and its tokenizer.
 
-    max_length: tokens read (default: the model's max_position_embeddings, as `fastformer predict` reads);
+    max_length: tokens read (default: the model's max_position_embeddings; `fastformer explain` passes the run's
+    --max-length, as `fastformer predict` reads);
     faithfulness_k / trials / seed: the word-cutting check (faithfulness_k=0 skips it); generation: generate()
     arguments for a summarizer (default greedy, up to the model's target length).
     Returns an `Explanation` (`.to_html()`, `.save_png()`, `.top_words()`, `.to_dict()`; shown inline in Jupyter).
