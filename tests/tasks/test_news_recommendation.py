@@ -132,7 +132,8 @@ def test_evaluate_and_predict_from_the_saved_folder(trained, mind, tmp_path, cap
 
 def test_a_folder_reads_news_texts_as_its_run_did(mind, tmp_path):
     """evaluate / predict / explain cut each news text at the run's --max-length, not at the model's positions (more
-    for an --init-from encoder; here the 8 a run of --max-length 4 gets): the folder ranks as the run ranked."""
+    for an --init-from encoder; here the 8 a run of --max-length 4 gets), and the run scores its splits in float32
+    as they do, also after --bf16 training: the folder ranks as the run ranked."""
     import shutil
 
     from fastformer.tasks.news.recommender import rank_split
@@ -140,7 +141,7 @@ def test_a_folder_reads_news_texts_as_its_run_did(mind, tmp_path):
     out = tmp_path / "run"
     args = ["train", "news", "--train", str(mind / "valid"), "--test", str(mind / "test"), "--max-length", "4",
             "--max-train-impressions", "60", "--max-eval-impressions", "40", "--epochs", "1", "--output-dir", str(out),
-            *TINY]  # fmt: skip
+            "--bf16", *TINY]  # fmt: skip (--bf16 trains under autocast; both score in float32)
     assert main(args) == 0
     model, _ = load_model(out)
     assert (model.config.news_max_length, model.config.max_position_embeddings) == (4, 8)

@@ -417,6 +417,9 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         if not main:
             return metrics
         check_finite(trainer.model)
+        # a --bf16 run's forward is wrapped in autocast by accelerate: take it off, so the splits are scored as
+        # `fastformer evaluate` scores the saved folder (a task that evaluates under bf16 says so itself)
+        trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
         metrics.update(task.evaluate_splits(cfg, trainer.model, tokenizer, data, prepared, out))
         save_run(task, cfg, trainer, tokenizer, prepared, out)
         _finish(folder, out, cfg, metrics)

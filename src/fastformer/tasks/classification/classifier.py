@@ -154,6 +154,12 @@ def load_model(model_dir: str | Path):
     return model, tokenizer, LabelMap([id2label[i] for i in range(len(id2label))])
 
 
+def run_bf16(run: dict[str, Any]) -> bool:
+    """Whether a run with these settings evaluated under bf16 autocast on CPU (`--bf16`; on a GPU it is the Trainer's
+    choice): a folder is scored as its run scored it."""
+    return bool(run.get("bf16")) and not torch.cuda.is_available()
+
+
 class Classifier:
     """A trained folder loaded once; called on a list of texts, the label and class probabilities of each."""
 
@@ -164,12 +170,14 @@ class Classifier:
         run = run_settings(model_dir)  # read texts as the run did: as many tokens (positions may be more), same ends
         self.max_length = max_length or run.get("max_length") or self.model.config.max_position_embeddings
         self.truncation = run.get("truncation") or "head"
+        self.bf16 = run_bf16(run)
 
     def __call__(self, texts: list[str]) -> list[dict[str, Any]]:
         names = self.labels.labels
         examples = [Example(t, names[0], f"input:{i + 1}") for i, t in enumerate(texts)]
         dataset = EncodedDataset(examples, self.tokenizer, self.labels, self.max_length, self.truncation)
-        probs = predict_dataset(self.model, dataset, self.tokenizer).softmax(-1)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            probs = predict_dataset(self.model, dataset, self.tokenizer).softmax(-1)
         return [label_record(t, p, names) for t, p in zip(texts, probs, strict=True)]
 
 

@@ -189,8 +189,10 @@ class ClassificationTask(Task):
         """Accuracy, macro-F1 and the confusion matrix of a trained folder (a model or a bag-of-words baseline) on a
         labelled file (`settings`: ClassificationEvaluation), read with the run's own columns and label mapping
         unless the settings name others; the predictions go to EVALUATION_FILE beside `output` (metrics.json)."""
+        import torch
+
         from fastformer.engine.folder import run_settings
-        from fastformer.tasks.classification.classifier import evaluate_split, load_model
+        from fastformer.tasks.classification.classifier import evaluate_split, load_model, run_bf16
 
         run = run_settings(model_dir)
         text_field = settings.text_field if settings.text_field is not None else run.get("text_field")
@@ -206,7 +208,8 @@ class ClassificationTask(Task):
             model, tokenizer, labels = load_model(model_dir)
             max_length = settings.max_length or run.get("max_length") or model.config.max_position_embeddings
             truncation = run.get("truncation") or "head"  # as the run read its texts
-            metrics, rows = evaluate_split(model, tokenizer, examples, labels, max_length, truncation)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=run_bf16(run)):  # as the run scored its splits
+                metrics, rows = evaluate_split(model, tokenizer, examples, labels, max_length, truncation)
         write_jsonl(Path(output).with_name(self.evaluation_file), rows)
         return metrics
 
