@@ -139,9 +139,10 @@ def test_a_folder_reads_news_texts_as_its_run_did(mind, tmp_path):
     from fastformer.tasks.news.recommender import rank_split
 
     out = tmp_path / "run"
+    # --bf16: trained under autocast; the run and the folder both score in float32
     args = ["train", "news", "--train", str(mind / "valid"), "--test", str(mind / "test"), "--max-length", "4",
             "--max-train-impressions", "60", "--max-eval-impressions", "40", "--epochs", "1", "--output-dir", str(out),
-            "--bf16", *TINY]  # fmt: skip (--bf16 trains under autocast; both score in float32)
+            "--bf16", *TINY]  # fmt: skip
     assert main(args) == 0
     model, _ = load_model(out)
     assert (model.config.news_max_length, model.config.max_position_embeddings) == (4, 8)
