@@ -441,27 +441,10 @@ def test_evaluate_predict_and_explain_read_as_many_tokens_as_the_run_did(tmp_pat
     from fastformer.tasks.classification.classifier import Classifier
 
     out = tmp_path / "run"
-    args = [
-        "train",
-        "--train",
-        str(SST / "sst_train.txt"),
-        "--test",
-        str(SST / "sst_dev.txt"),
-        "--subset",
-        "first",
-        "--max-train-examples",
-        "48",
-        "--max-eval-examples",
-        "16",
-        "--epochs",
-        "1",
-        *TINY,
-        "--max-length",
-        "4",
-        "--bf16",
-        "--output-dir",
-        str(out),
-    ]  # fmt: skip (--bf16: scored under autocast, by the run and again)
+    # --bf16: scored under autocast, by the run and again by the folder
+    args = ["train", "--train", str(SST / "sst_train.txt"), "--test", str(SST / "sst_dev.txt"), "--subset", "first",
+            "--max-train-examples", "48", "--max-eval-examples", "16", "--epochs", "1", *TINY, "--max-length", "4",
+            "--bf16", "--output-dir", str(out)]  # fmt: skip
     assert main(args) == 0
     classifier = Classifier(out)
     assert (classifier.max_length, classifier.model.config.max_position_embeddings) == (4, 8)
