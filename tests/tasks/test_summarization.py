@@ -88,6 +88,25 @@ def test_training_writes_a_loadable_folder_with_rouge(trained):
     assert generation_settings(trained).num_beams == generation_settings(checkpoint).num_beams == 2
 
 
+def test_documents_are_cut_at_the_runs_source_length(trained):
+    """A summarizer reads --max-source-length tokens of a document, also where its encoder has more positions (an
+    --init-from encoder's): the encoder is given the run's length, here 4 of the model's 128 positions."""
+    from dataclasses import replace
+
+    from fastformer.tasks.summarize.summarizer import generation_settings, load_model, summarize
+
+    model, tokenizer = load_model(trained)
+    cfg = generation_settings(trained)
+    assert cfg.max_source_length == model.config.max_position_embeddings == 128
+    read = []  # the encoder's input, as the real generate() gets it
+    generate = model.generate
+    model.generate = lambda input_ids, **kw: read.append(input_ids.shape[1]) or generate(input_ids=input_ids, **kw)
+    document = " ".join(["the police said on monday that the storm had passed ."] * 5)
+    summarize(model, tokenizer, [document], cfg, num_beams=1)
+    summarize(model, tokenizer, [document], replace(cfg, max_source_length=4), num_beams=1)
+    assert read == [len(tokenizer(document)["input_ids"]), 4]
+
+
 def test_evaluate_and_predict(trained, tmp_path, capsys):
     out = tmp_path / "m.json"
     assert (

@@ -102,7 +102,8 @@ def summarize(model, tokenizer, documents: list[str], cfg: SummarizationConfig |
     them, e.g. num_beams=1 for greedy), in batches of documents of similar length."""
     cfg = cfg or SummarizationConfig()  # the generation defaults
     settings = generate_kwargs(model, cfg, **gen)
-    max_source = model.config.max_position_embeddings
+    # as the run read its documents: its --max-source-length (an --init-from encoder may have more positions)
+    max_source = min(cfg.max_source_length, model.config.max_position_embeddings)
     model.eval()
     device = next(model.parameters()).device
     ids = tokenizer(documents, truncation=True, max_length=max_source)["input_ids"]  # as PairDataset reads them
@@ -171,14 +172,15 @@ def load_model(model_dir: str | Path):
 
 
 def generation_settings(model_dir: str | Path) -> SummarizationConfig:
-    """The run's settings (beam size, length penalty, ...) from its run_config.json (a checkpoint's: its run's), or
-    the defaults."""
+    """The run's settings (document length, beam size, length penalty, ...) from its run_config.json (a
+    checkpoint's: its run's), or the defaults."""
     from fastformer.engine.folder import run_settings
 
     values = run_settings(model_dir)
     known = SummarizationConfig.__dataclass_fields__
-    # only the generation settings are needed: the data paths of the run may be gone
+    # only how the run read documents and generated is needed: the data paths of the run may be gone
     keep = (
+        "max_source_length",
         "num_beams",
         "length_penalty",
         "no_repeat_ngram_size",
