@@ -154,14 +154,15 @@ def load_model(model_dir: str | Path):
     return model, tokenizer, LabelMap([id2label[i] for i in range(len(id2label))])
 
 
-def run_bf16(run: dict[str, Any]) -> bool:
-    """Whether a run with these settings evaluated under bf16 autocast on CPU (`--bf16`; on a GPU it is the Trainer's
-    choice): a folder is scored as its run scored it."""
-    return bool(run.get("bf16")) and not torch.cuda.is_available()
+def bf16_scoring(bf16: bool):
+    """The context a run scores its splits in: bf16 autocast on CPU with `--bf16` (on a GPU the Trainer chooses),
+    else none; a folder is scored in its run's."""
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=bool(bf16) and not torch.cuda.is_available())
 
 
 class Classifier:
-    """A trained folder loaded once; called on a list of texts, the label and class probabilities of each."""
+    """A trained folder loaded once, reading texts as its run did; called on a list of texts, the label and class
+    probabilities of each; `.evaluate` scores labelled examples."""
 
     def __init__(self, model_dir: str | Path, max_length: int | None = None):
         from fastformer.engine.folder import run_settings
@@ -170,15 +171,20 @@ class Classifier:
         run = run_settings(model_dir)  # read texts as the run did: as many tokens (positions may be more), same ends
         self.max_length = max_length or run.get("max_length") or self.model.config.max_position_embeddings
         self.truncation = run.get("truncation") or "head"
-        self.bf16 = run_bf16(run)
+        self.bf16 = bool(run.get("bf16"))
 
     def __call__(self, texts: list[str]) -> list[dict[str, Any]]:
         names = self.labels.labels
         examples = [Example(t, names[0], f"input:{i + 1}") for i, t in enumerate(texts)]
         dataset = EncodedDataset(examples, self.tokenizer, self.labels, self.max_length, self.truncation)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+        with bf16_scoring(self.bf16):
             probs = predict_dataset(self.model, dataset, self.tokenizer).softmax(-1)
         return [label_record(t, p, names) for t, p in zip(texts, probs, strict=True)]
+
+    def evaluate(self, examples: list[Example]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """(metrics, prediction rows) of labelled examples, scored as the run scored its splits."""
+        with bf16_scoring(self.bf16):
+            return evaluate_split(self.model, self.tokenizer, examples, self.labels, self.max_length, self.truncation)
 
 
 def predict_texts(model_dir: str | Path, texts: list[str], max_length: int | None = None) -> list[dict[str, Any]]:

@@ -144,15 +144,12 @@ class ClassificationTask(Task):
         )
 
     def evaluate_splits(self, cfg: ClassificationConfig, model, tokenizer, data, prepared: Prepared, out: Path):
-        import torch
-
-        from fastformer.tasks.classification.classifier import evaluate_split
+        from fastformer.tasks.classification.classifier import bf16_scoring, evaluate_split
 
         metrics = {}
-        bf16 = bool(cfg.bf16) and not torch.cuda.is_available()
         for name in ("validation", "test"):
             if name in data["splits"]:
-                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                with bf16_scoring(cfg.bf16):
                     split_metrics, rows = evaluate_split(
                         model, tokenizer, data["splits"][name], data["labels"], cfg.max_length, cfg.truncation
                     )
@@ -189,10 +186,8 @@ class ClassificationTask(Task):
         """Accuracy, macro-F1 and the confusion matrix of a trained folder (a model or a bag-of-words baseline) on a
         labelled file (`settings`: ClassificationEvaluation), read with the run's own columns and label mapping
         unless the settings name others; the predictions go to EVALUATION_FILE beside `output` (metrics.json)."""
-        import torch
-
         from fastformer.engine.folder import run_settings
-        from fastformer.tasks.classification.classifier import evaluate_split, load_model, run_bf16
+        from fastformer.tasks.classification.classifier import Classifier
 
         run = run_settings(model_dir)
         text_field = settings.text_field if settings.text_field is not None else run.get("text_field")
@@ -205,11 +200,7 @@ class ClassificationTask(Task):
         if architecture in BASELINES:
             metrics, rows = baseline_module(architecture).evaluate(model_dir, examples)
         else:
-            model, tokenizer, labels = load_model(model_dir)
-            max_length = settings.max_length or run.get("max_length") or model.config.max_position_embeddings
-            truncation = run.get("truncation") or "head"  # as the run read its texts
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=run_bf16(run)):  # as the run scored its splits
-                metrics, rows = evaluate_split(model, tokenizer, examples, labels, max_length, truncation)
+            metrics, rows = Classifier(model_dir, settings.max_length).evaluate(examples)  # as the run scored them
         write_jsonl(Path(output).with_name(self.evaluation_file), rows)
         return metrics
 
