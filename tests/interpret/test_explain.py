@@ -350,6 +350,20 @@ def test_a_language_model_and_a_summarizer_are_explained(tmp_path, capsys):
         assert data["faithfulness"]["random"]["trials"] == 3
     printed = capsys.readouterr().out
     assert "arg-1: '" in printed  # the next token / the summary is named
+    # a run that read fewer source tokens than its encoder has positions (an --init-from encoder's 8,192) is
+    # explained reading as many as its run did, and shows the summary `predict` writes (it read them all)
+    shorter = tmp_path / "summarizer-16"
+    shutil.copytree(summarizer, shorter)
+    run = json.loads((shorter / "run_config.json").read_text())
+    (shorter / "run_config.json").write_text(json.dumps({**run, "max_source_length": 16}))
+    document = " ".join(["The patients were treated with a new drug for two weeks ."] * 6)
+    out = tmp_path / "explained-16"
+    assert main(["explain", str(shorter), document, "--output-dir", str(out), "--json", "--top-k", "0"]) == 0
+    data = json.loads((out / "arg-1.json").read_text())
+    assert data["tokens_read"] == 16 < 64 < data["tokens_total"]  # (64: the positions it read before)
+    capsys.readouterr()
+    assert main(["predict", str(shorter), document]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["summary"] == data["prediction"]["summary"]
 
 
 @pytest.mark.parametrize("popularity", [False, True], ids=["paper", "popularity"])
@@ -485,3 +499,71 @@ def test_the_page_says_how_many_words_the_model_does_not_know(classifier):
     assert "2 of the 6 words read are unknown to the model's vocabulary" in explanation.to_html()
     known = explain(model, _tokenizer(classifier), "a fine film", faithfulness_k=0)
     assert known.unknown_words == 0 and "unknown to the model's vocabulary" not in known.to_html()
+
+
+def test_a_head_and_tail_classifier_is_explained_as_it_reads(tmp_path, capsys):
+    """--truncation head+tail reads a long review's first 20 of 40 tokens and its last 20. explain used to read the
+    first 40, so the label it showed could differ from predict's: it now reads the same tokens (the same
+    probabilities as `predict`), shows the middle unread (and cuts most of it out of a long line, the model's input
+    unchanged), and its faithfulness check re-scores texts cut the same way."""
+    import re
+
+    from fastformer.interpret import View, explain
+    from fastformer.interpret.words import UNREAD_WORDS_SHOWN
+    from fastformer.tasks.classification.classifier import Classifier
+
+    out = tmp_path / "ht"
+    args = ["train", "--train", str(SST / "sst_train.txt"), "--max-train-examples", "200", "--max-eval-examples",
+            "20", "--epochs", "1", "--vocab-size", "800", "--max-length", "40", "--truncation", "head+tail",
+            "--output-dir", str(out), *SMALL]  # fmt: skip
+    assert main(args) == 0
+    classifier = Classifier(out)
+    head, tail = "a dull and boring start", "but a wonderful , moving and funny ending"
+    text = " ".join([head, *["the plot goes on"] * 30, tail])
+    predicted = classifier([text])[0]["probabilities"]
+    explained = explain(classifier.model, classifier.tokenizer, text, max_length=40, truncation="head+tail", trials=3)
+    assert explained.prediction["probabilities"] == pytest.approx(predicted, abs=6e-5)  # (predict: 4 places)
+    head_only = explain(classifier.model, classifier.tokenizer, text, max_length=40, faithfulness_k=0)
+    assert head_only.prediction["probabilities"] != pytest.approx(predicted, abs=6e-5)  # what explain showed
+    read = explained.read_indices
+    assert explained.tokens_read == 40 and explained.skips_middle and not head_only.skips_middle
+    assert explained.words[read[0]].text == "a" and explained.words[read[-1]].text == "ending"
+    assert not explained.words[len(explained.words) // 2].read  # the middle
+    # the top-weighted words cut: the prediction's fall is the classifier's on that text, cut as the run cuts it
+    cut = {read[r] for r in np.argsort(-explained.weights(View("pooling")), kind="stable")[:5]}
+    pieces, cursor = [], 0
+    for i in sorted(cut):
+        pieces.append(text[cursor : explained.words[i].start])
+        cursor = explained.words[i].end
+    after = classifier(["".join(pieces) + text[cursor:]])[0]["probabilities"][explained.prediction["label"]]
+    check = explained.faithfulness
+    assert check["top_weighted"][0]["drop"] == pytest.approx(check["original"] - after, abs=1e-4)
+    page = explained.to_html(View("pooling"))
+    assert re.findall(r"data-i='(\d+)'", page) == [str(r) for r in range(len(read))]  # the read words' weights
+    assert "from its head and its tail" in page
+    # from the command line: the run's head+tail, as predict reads it
+    capsys.readouterr()
+    assert main(["predict", str(out), text]) == 0
+    label = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["label"]
+    assert main(["explain", str(out), text, "--output-dir", str(tmp_path / "pages"), "--json", "--top-k", "0"]) == 0
+    assert capsys.readouterr().out.split("arg-1: ")[1].split(";")[0] == label
+    data = json.loads((tmp_path / "pages" / "arg-1.json").read_text())
+    assert data["prediction"]["probabilities"] == explained.prediction["probabilities"]
+    # a long line keeps UNREAD_WORDS_SHOWN unread words on each side of what is cut out of its middle
+    long_text = " ".join([head, *["the plot goes on"] * 2000, tail])
+    cut_out = explain(classifier.model, classifier.tokenizer, long_text, max_length=40, truncation="head+tail",
+                      faithfulness_k=2, trials=2)  # fmt: skip
+    assert cut_out.words_not_shown > 10 * UNREAD_WORDS_SHOWN
+    assert len(cut_out.words) == cut_out.read_words + 2 * UNREAD_WORDS_SHOWN
+    assert cut_out.text.startswith(head) and cut_out.text.endswith(tail) and len(cut_out.text) < len(long_text) / 10
+    again = explain(classifier.model, classifier.tokenizer, cut_out.text, max_length=40, truncation="head+tail",
+                    faithfulness_k=0)  # fmt: skip
+    assert again.prediction == cut_out.prediction  # the model's input did not change
+    assert cut_out.prediction["probabilities"] == pytest.approx(classifier([long_text])[0]["probabilities"], abs=6e-5)
+    page = cut_out.to_html()
+    assert f"[&hellip; {cut_out.words_not_shown} words not shown &hellip;]" in page
+    assert f"nor the {cut_out.words_not_shown} words in their middle" in page
+    with pytest.raises(ValueError, match=r"truncation 'head\+tail' is a classifier's"):
+        from fastformer.interpret.explain import NextTokenScorer
+
+        NextTokenScorer(classifier.model, classifier.tokenizer, 40, {}, "head+tail")

@@ -406,8 +406,7 @@ def test_head_and_tail_truncation_keeps_both_ends_with_the_tokenizers_special_to
     (a BERT tokenizer's [CLS] / [SEP]; none for one a run trains); predict reads texts the run's way."""
     from transformers import BertTokenizerFast
 
-    from fastformer.data.tokenizer import special_tokens_around
-    from fastformer.tasks.classification.classifier import encode_texts
+    from fastformer.data.tokenizer import encode_texts, special_tokens_around
 
     words = [f"w{i}" for i in range(400)]
     bert = BertTokenizerFast(vocab={w: i for i, w in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])})

@@ -14,9 +14,10 @@ import pytest
 import torch
 
 from fastformer.cli.main import main
+from fastformer.data.tokenizer import encode_texts, kept_head
 from fastformer.engine.state_loss import hidden_state_loss, reference_state_loss, teacher_depths, teacher_scales
 from fastformer.engine.teacher import distillation_loss, reference_distillation_loss
-from fastformer.tasks.classification.classifier import encode_texts, kept_head, shorten_rows
+from fastformer.tasks.classification.classifier import shorten_rows
 from tests.helpers import ROOT, SHARED, sst5_sentences
 
 SST = SHARED / "data" / "sst5"

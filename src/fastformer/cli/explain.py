@@ -82,7 +82,6 @@ def explain_folder(folder: RunFolder, output: Path) -> int:
 def run(args: argparse.Namespace) -> int:
     from fastformer.cli.settings import open_run_folder
     from fastformer.data import DataError
-    from fastformer.engine.folder import run_settings
     from fastformer.interpret import View, explain
 
     folder = open_run_folder("explain", args, ("model_dir", "texts"))
@@ -92,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         return explain_folder(folder, output)
     named = _texts(args)
     try:
-        model, tokenizer, generation = runner.explained_model(args.model_dir, architecture)
+        model, tokenizer, reading = runner.explained_model(args.model_dir, architecture)  # as `predict` reads
     except ValueError as error:
         _fail(str(error))
     layers = model.config.num_hidden_layers
@@ -108,10 +107,9 @@ def run(args: argparse.Namespace) -> int:
                 model,
                 tokenizer,
                 text,
-                max_length=args.max_length or run_settings(args.model_dir).get("max_length"),  # as predict reads
                 faithfulness_k=args.top_k,
                 trials=args.trials,
-                generation=generation,
+                **{**reading, **({"max_length": args.max_length} if args.max_length else {})},
             )
             view = explanation.default_view()
             if args.weights or args.layer or args.head:

@@ -22,7 +22,7 @@ a verb the task lacks is refused in one line before any of them runs (`tasks.reg
                a task that writes per-example output writes `evaluation_file` beside `output` (metrics.json)
     predict:   predictor(folder, architecture, settings) -> texts -> one record each (reads_texts), else
                predict_folder(folder, architecture, settings, output) -> what it wrote (over a data folder)
-    explain:   explained_model(folder, architecture) -> (model, tokenizer, generate settings) (reads_texts), else
+    explain:   explained_model(folder, architecture) -> (model, tokenizer, explain() settings) (reads_texts), else
                explain_folder(folder, architecture, settings) -> an explanation (save_html / save_png / save_json,
                summary())
     export:    export_model(folder, architecture) -> the model to trace (None: nothing to trace), and

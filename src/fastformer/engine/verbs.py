@@ -80,7 +80,10 @@ class TextExplanationSettings(ExplanationSettings):
     layer: int | None = setting(None, "layer of alpha / beta, 1-based (default: the last)", minimum=1)
     head: int | None = setting(None, "one head, 1-based (default: the mean of the heads)", minimum=1)
     max_length: int | None = setting(
-        None, "tokens read (default: the run's --max-length where it has one, else the model's maximum)", minimum=1
+        None,
+        "tokens read (default: as `predict` reads: the run's --max-length or --max-source-length, cut as the run "
+        "cut its texts; else the model's maximum)",
+        minimum=1,
     )
     top_k: int = setting(5, "faithfulness: words cut, the top-weighted against random ones (0: no check)", minimum=0)
     trials: int = setting(20, "faithfulness: random draws", minimum=1)

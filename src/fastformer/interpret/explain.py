@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from fastformer.data.tokenizer import special_tokens_around
+from fastformer.data.tokenizer import TRUNCATIONS, encode_texts, head_length, special_tokens_around
 from fastformer.interpret.explanation import Explanation, View
 from fastformer.interpret.words import TokenizedText, split_words
 from fastformer.layers.attention import AdditiveAttention
@@ -62,11 +62,17 @@ class Scorer:
     kind = ""
     reserved_tokens = 0  # of max_length, taken by tokens the scorer adds around the words
 
-    def __init__(self, model, tokenizer, max_length: int, generation: dict[str, Any]):
+    def __init__(self, model, tokenizer, max_length: int, generation: dict[str, Any], truncation: str = "head"):
         self.model, self.tokenizer, self.max_length = model, tokenizer, max_length
-        self.generation = generation
+        self.generation, self.truncation = generation, truncation
         self.device = next(model.parameters()).device
         self.target: Any = None  # what the score is of: a class id, a token id, the summary's ids
+        if truncation != "head" and not isinstance(self, ClassifierScorer):
+            raise ValueError(f"truncation {truncation!r} is a classifier's: a {self.kind} model reads a text's head")
+
+    def read_head(self) -> int | None:
+        """How many of a long text's first word tokens are read before its tail (None: it reads its head only)."""
+        return None
 
     def _batch(self, texts: list[str], left: bool = False) -> dict[str, torch.Tensor]:
         ids = self.tokenizer(texts, add_special_tokens=False, truncation=True, max_length=self.max_length)["input_ids"]
@@ -98,10 +104,17 @@ class ClassifierScorer(Scorer):
 
     kind = "classification"
 
-    def __init__(self, model, tokenizer, max_length: int, generation: dict[str, Any]):
-        super().__init__(model, tokenizer, max_length, generation)
+    def __init__(self, model, tokenizer, max_length: int, generation: dict[str, Any], truncation: str = "head"):
+        if truncation not in TRUNCATIONS:
+            raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
+        super().__init__(model, tokenizer, max_length, generation, truncation)
         self.before, self.after = special_tokens_around(tokenizer)
         self.reserved_tokens = len(self.before) + len(self.after)  # ([CLS] / [SEP] of a converted BERT)
+
+    def read_head(self) -> int | None:
+        if self.truncation == "head":
+            return None
+        return head_length(self.before, self.after, self.max_length, self.truncation) - len(self.before)
 
     def _wrapped(self, rows: list[list[int]]) -> list[list[int]]:
         room = self.max_length - self.reserved_tokens
@@ -129,9 +142,9 @@ class ClassifierScorer(Scorer):
         return self.model(**self._batch(texts)).logits.float().softmax(-1)[:, self.target]
 
     def _batch(self, texts: list[str], left: bool = False) -> dict[str, torch.Tensor]:
-        room = self.max_length - self.reserved_tokens
-        ids = self.tokenizer(texts, add_special_tokens=False, truncation=True, max_length=room)["input_ids"]
-        ids = self._wrapped([row or [self.tokenizer.pad_token_id] for row in ids])
+        ids = encode_texts(self.tokenizer, texts, self.max_length, self.truncation)  # as `fastformer predict` cuts
+        empty = self.before + [self.tokenizer.pad_token_id] + self.after  # an emptied text still gets one (pad) token
+        ids = [row if len(row) > self.reserved_tokens else empty for row in ids]
         batch = self.tokenizer.pad({"input_ids": ids}, padding_side="left" if left else "right", return_tensors="pt")
         return {name: batch[name].to(self.device) for name in ("input_ids", "attention_mask")}
 
@@ -206,9 +219,10 @@ def faithfulness_check(
     last = len(explanation.layers) - 1
     views += [View("alpha", last), View("beta", last)]
     rng = np.random.default_rng(seed)
+    read = explanation.read_indices  # sets below are of places among the read words (where the weights are)
     random_sets = [set(rng.choice(n, size=k, replace=False).tolist()) for _ in range(trials)]
     top_sets = [set(np.argsort(-explanation.weights(v), kind="stable")[:k].tolist()) for v in views]
-    texts = [tokenized.text] + [tokenized.without_words(s) for s in top_sets + random_sets]
+    texts = [tokenized.text] + [tokenized.without_words({read[r] for r in s}) for s in top_sets + random_sets]
     scores = scorer.scores(texts)
     base, top, random = scores[0], scores[1 : 1 + len(views)], scores[1 + len(views) :]
     drops = base - random
@@ -217,7 +231,11 @@ def faithfulness_check(
         score=explanation.prediction.get("score_name", "score"),
         original=round(float(base), 6),
         top_weighted=[
-            dict(view=v.label(), words=[explanation.words[i].text for i in sorted(s)], drop=round(float(base - t), 6))
+            dict(
+                view=v.label(),
+                words=[explanation.words[read[r]].text for r in sorted(s)],
+                drop=round(float(base - t), 6),
+            )
             for v, s, t in zip(views, top_sets, top, strict=True)
         ],
         random=dict(trials=trials, mean_drop=round(float(drops.mean()), 6), std_drop=round(float(drops.std()), 6)),
@@ -246,11 +264,15 @@ def explain(
     trials: int = 20,
     seed: int = 0,
     generation: dict[str, Any] | None = None,
+    truncation: str = "head",
+    bf16: bool = False,
 ) -> Explanation:
     """Explain one text with a trained Fastformer (classifier, language model or summarizer) and its tokenizer.
 
-    max_length: tokens read (default: the model's max_position_embeddings; `fastformer explain` passes the run's
-    --max-length, as `fastformer predict` reads);
+    max_length: tokens read (default: the model's max_position_embeddings); truncation: a classifier's "head" or
+    "head+tail" (its first 128 tokens and its last ones); bf16: score under bfloat16 autocast on CPU. `fastformer
+    explain` passes the run's (--max-length or a summarizer's --max-source-length, --truncation, --bf16), so the
+    prediction is the one `fastformer predict` makes;
     faithfulness_k / trials / seed: the word-cutting check (faithfulness_k=0 skips it); generation: generate()
     arguments for a summarizer (default greedy, up to the model's target length).
     Returns an `Explanation` (`.to_html()`, `.save_png()`, `.top_words()`, `.to_dict()`; shown inline in Jupyter).
@@ -261,12 +283,13 @@ def explain(
     max_length = max_length or model.config.max_position_embeddings
     if scorer_class is SummaryScorer:  # default: greedy, up to the model's target length
         generation = {"num_beams": 1, "max_new_tokens": model.config.max_target_positions - 1, **(generation or {})}
-    scorer = scorer_class(model, tokenizer, max_length, generation or {})
-    tokenized = split_words(tokenizer, text, max_length - scorer.reserved_tokens)
+    scorer = scorer_class(model, tokenizer, max_length, generation or {}, truncation)
+    tokenized = split_words(tokenizer, text, max_length - scorer.reserved_tokens, scorer.read_head())
     if not tokenized.input_ids:
         raise ValueError("the text has no tokens to explain (it is empty or only spaces)")
     text = tokenized.text  # a long text is cut past what the model reads (same input tokens)
-    with torch.no_grad():
+    scoring = torch.autocast("cpu", dtype=torch.bfloat16, enabled=bool(bf16) and scorer.device.type == "cpu")
+    with torch.no_grad(), scoring:
         prediction, weights, pooling = scorer.predict(torch.tensor([tokenized.input_ids], device=scorer.device))
     layers = _to_numpy(weights)
     outside: dict[str, float] = {}
@@ -292,8 +315,10 @@ def explain(
         tokens_read=len(tokenized.input_ids),
         tokens_total=tokenized.total_tokens,
         words_not_shown=tokenized.words_not_shown,
+        not_shown_after=tokenized.not_shown_after,
         unknown_words=unknown_words(tokenized, tokenizer.unk_token_id),
     )
     if faithfulness_k > 0:
-        explanation.faithfulness = faithfulness_check(scorer, tokenized, explanation, faithfulness_k, trials, seed)
+        with scoring:
+            explanation.faithfulness = faithfulness_check(scorer, tokenized, explanation, faithfulness_k, trials, seed)
     return explanation

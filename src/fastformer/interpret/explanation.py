@@ -51,9 +51,10 @@ class View:
 
 @dataclass
 class Explanation:
-    """One text's explanation. `words` are all words of the text in order; the first `read_words` of them were
-    read by the model (the rest fell after the truncation point). `layers[l][kind]` is (heads, read words) for kind
-    "alpha" / "beta"; `pooling` is (read words,) or None; each row sums to 1 over the read words, minus the share
+    """One text's explanation. `words` are all words of the text shown, in order; those with `read` set were read
+    by the model (`read_indices`: the first ones, or a head and a tail, as the model truncates the text).
+    `layers[l][kind]` is (heads, read words) for kind "alpha" / "beta"; `pooling` is (read words,) or None, both
+    in the order of `read_indices`; each row sums to 1 over the read words, minus the share
     `outside_words` left on tokens that are no word (special tokens). `prediction` says what the model predicted;
     `faithfulness` how much the prediction moved when the top-weighted words were cut, against random words."""
 
@@ -67,12 +68,25 @@ class Explanation:
     outside_words: dict[str, float] = field(default_factory=dict)
     tokens_read: int = 0
     tokens_total: int = 0
-    words_not_shown: int = 0  # words of a long text after the last one kept (`words.UNREAD_WORDS_SHOWN`)
+    words_not_shown: int = 0  # words of a long text cut out (`words.UNREAD_WORDS_SHOWN` past what was read)
+    not_shown_after: int = -1  # the index in `words` of the word the cut words followed (-1: none were cut)
     unknown_words: int = 0  # read words whose every token is the tokenizer's unknown token
 
     @property
     def read_words(self) -> int:
         return sum(w.read for w in self.words)
+
+    @property
+    def read_indices(self) -> list[int]:
+        """The indices in `words` of the read words, in order: `weights(view)[r]` is the weight of
+        `words[read_indices[r]]`."""
+        return [i for i, w in enumerate(self.words) if w.read]
+
+    @property
+    def skips_middle(self) -> bool:
+        """Whether the model read a head and a tail of the text and not its middle (head+tail truncation)."""
+        read = self.read_indices
+        return bool(read) and read[-1] - read[0] + 1 > len(read)
 
     @property
     def num_heads(self) -> int:
@@ -107,7 +121,8 @@ class Explanation:
         """The k read words with the highest weight, highest first."""
         weights = self.weights(view)
         order = np.argsort(-weights, kind="stable")[:k]
-        return [(self.words[i].text, float(weights[i])) for i in order]
+        read = self.read_indices
+        return [(self.words[read[r]].text, float(weights[r])) for r in order]
 
     def to_dict(self) -> dict[str, Any]:
         """Everything as JSON-ready lists (what the HTML page embeds): every field, the arrays rounded."""

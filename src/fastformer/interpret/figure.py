@@ -40,7 +40,7 @@ def explanation_figure(explanation: Explanation, view: View, path: Path, max_wor
 
     weights = explanation.weights(view)
     shown = min(max_words, explanation.read_words)
-    words = [w.text for w in explanation.words[:shown]]
+    words = [explanation.words[i].text for i in explanation.read_indices[:shown]]
     top = float(weights[:shown].max()) if shown else 1.0
     lines = _lines(words)
     layer = len(explanation.layers) - 1 if view.layer is None else view.layer

@@ -127,7 +127,7 @@ class NewsExplanation:
 
 def _item(news_id: str, tokenized: TokenizedText, pooling: np.ndarray) -> NewsItem:
     weights, _ = tokenized.word_weights(pooling[: len(tokenized.input_ids)])
-    return NewsItem(news_id, tokenized.text, [w.text for w in tokenized.words[: tokenized.read_words]], weights)
+    return NewsItem(news_id, tokenized.text, [tokenized.words[i].text for i in tokenized.read_indices], weights)
 
 
 @torch.no_grad()

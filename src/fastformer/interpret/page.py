@@ -1,8 +1,8 @@
 """The explanation as one self-contained HTML page: no network, no CDN, the data inline, a few lines of plain script.
 
 Layout: the prediction; controls (weight kind, layer, head or mean of heads; a link may open a view:
-`page.html#kind=beta&layer=2&head=3`); a legend; the text with every word in
-its own element (`span.w`, `data-i` its index), shaded by the chosen weights, in pages of `page_words` words; a
+`page.html#kind=beta&layer=2&head=3`); a legend; the text with every word in its own element (`span.w`; a read
+word's `data-i` is its place among the words read), shaded by the chosen weights, in pages of `page_words` words; a
 small-multiples strip per head; the faithfulness check; and what the weights are. The page is shaded on the server
 side too (inline styles for the first view), so it reads the same with scripts off.
 """
@@ -80,7 +80,7 @@ SCRIPT = """
     const pooled = kind.value === 'pooling';
     layer.disabled = pooled; head.disabled = pooled;
     const w = current(), top = Math.max(...w, 1e-12);
-    words.forEach((el) => { const i = +el.dataset.i; if (i < w.length) shade(el, w[i], top); });
+    words.forEach((el) => { if (el.dataset.i !== undefined) shade(el, w[+el.dataset.i], top); });
     document.getElementById('legend-max').textContent = top.toFixed(4);
     document.getElementById('view-what').textContent = data.what[kind.value];
     drawHeads();
@@ -140,19 +140,26 @@ def _prediction(explanation: Explanation) -> str:
 def _text(explanation: Explanation, weights: np.ndarray, page_words: int) -> tuple[str, int]:
     """The text as pages of word spans (the characters between words kept as they are). Returns (html, pages)."""
     top = float(weights.max()) if len(weights) else 0.0
-    pages, current, cursor = [], [], 0
+    unread_title = (
+        f"not read: between the head and the tail the model reads ({explanation.tokens_read} tokens)"
+        if explanation.skips_middle
+        else f"not read: after the first {explanation.tokens_read} tokens"
+    )
+    pages, current, cursor, read = [], [], 0, 0
     for i, word in enumerate(explanation.words):
         if i and i % page_words == 0:
             pages.append("".join(current))
             current = []
         current.append(html.escape(explanation.text[cursor : word.start]))
-        if word.read:
-            style = shade_style(float(weights[i]), top)
-            current.append(f"<span class='w' data-i='{i}' style='{style}'>{html.escape(word.text)}</span>")
+        if word.read:  # data-i: the word's place among the read words, where the weight arrays index it
+            style = shade_style(float(weights[read]), top)
+            current.append(f"<span class='w' data-i='{read}' style='{style}'>{html.escape(word.text)}</span>")
+            read += 1
         else:
+            current.append(f"<span class='w unread' title='{unread_title}'>{html.escape(word.text)}</span>")
+        if i == explanation.not_shown_after and i < len(explanation.words) - 1:  # words cut out of the middle
             current.append(
-                f"<span class='w unread' data-i='{i}' title='not read: after the first "
-                f"{explanation.tokens_read} tokens'>{html.escape(word.text)}</span>"
+                f"<span class='muted'> [&hellip; {explanation.words_not_shown} words not shown &hellip;] </span>"
             )
         cursor = word.end
     current.append(html.escape(explanation.text[cursor:]))
@@ -192,18 +199,30 @@ def _reading_notes(explanation: Explanation, pages: int, page_words: int) -> tup
         else ""
     )
     unread = len(explanation.words) - explanation.read_words
-    truncated = (
-        f"<p class='muted'>The model reads the first {explanation.tokens_read} of the text's "
-        f"{explanation.tokens_total} tokens: the last {unread} words (struck through) were not read"
-        + (
-            f", nor the {explanation.words_not_shown} words after them (not shown)"
-            if explanation.words_not_shown
+    if explanation.skips_middle:
+        truncated = (
+            f"<p class='muted'>The model reads {explanation.tokens_read} of the text's {explanation.tokens_total} "
+            f"tokens, from its head and its tail: the {unread} words between them (struck through) were not read"
+            + (
+                f", nor the {explanation.words_not_shown} words in their middle (not shown)"
+                if explanation.words_not_shown
+                else ""
+            )
+            + ".</p>"
+        )
+    else:
+        truncated = (
+            f"<p class='muted'>The model reads the first {explanation.tokens_read} of the text's "
+            f"{explanation.tokens_total} tokens: the last {unread} words (struck through) were not read"
+            + (
+                f", nor the {explanation.words_not_shown} words after them (not shown)"
+                if explanation.words_not_shown
+                else ""
+            )
+            + ".</p>"
+            if unread
             else ""
         )
-        + ".</p>"
-        if unread
-        else ""
-    )
     unknown = explanation.unknown_words
     if unknown:  # the model sees these as one and the same token: their weights cannot tell them apart
         truncated += (

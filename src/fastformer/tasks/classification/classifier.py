@@ -1,6 +1,6 @@
-"""A trained classifier's texts in and labels out: the token ids a classification run reads (its truncation), the
-encoded dataset, batched prediction in length order, a split's metrics, and a trained folder loaded for
-`predict` / `evaluate` / `explain`."""
+"""A trained classifier's texts in and labels out: a batch cut to a teacher's length, the encoded dataset (its token
+ids cut by `fastformer.data.tokenizer.encode_texts`, the run's truncation), batched prediction in length order, a
+split's metrics, and a trained folder loaded for `predict` / `evaluate` / `explain`."""
 
 from __future__ import annotations
 
@@ -12,44 +12,9 @@ from typing import Any
 import torch
 
 from fastformer.data.text_classification import Example, LabelMap
-from fastformer.data.tokenizer import special_tokens_around
+from fastformer.data.tokenizer import encode_texts
 from fastformer.engine.skeleton import release_freed_memory
 from fastformer.metrics.classification import classification_metrics, label_record, prediction_row
-
-HEAD_TOKENS = 128  # head+tail truncation: the first 128 tokens and the last max_length - 128 (Sun et al. 2019)
-
-TRUNCATIONS = ("head", "head+tail")
-
-
-def encode_texts(tokenizer, texts: list[str], max_length: int, truncation: str = "head") -> list[list[int]]:
-    """Token ids of each text with the tokenizer's own special tokens (none for the tokenizers runs train, [CLS] ...
-    [SEP] for a BERT tokenizer, as a `convert-bert` model was trained to read), at most `max_length` in all: its
-    first tokens (`head`), or its first HEAD_TOKENS and its last ones (`head+tail`: where a long review says what it
-    concludes; Sun et al. 2019 found it best on IMDB)."""
-    if truncation == "head":
-        return tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
-    if truncation not in TRUNCATIONS:
-        raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
-    before, after = special_tokens_around(tokenizer)
-    room = max(1, max_length - len(before) - len(after))
-    head = head_length(before, after, max_length, truncation) - len(before)
-    encoded = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
-    return [
-        before + (ids if len(ids) <= room else ids[:head] + ids[len(ids) - (room - head) :]) + after for ids in encoded
-    ]
-
-
-def kept_head(tokenizer, max_length: int, truncation: str = "head") -> int:
-    """How many of a row's first tokens `encode_texts` keeps at `max_length` before the row's tail: all but the
-    closing special tokens (head), or the opening ones and the head's words (head+tail)."""
-    return head_length(*special_tokens_around(tokenizer), max_length, truncation)
-
-
-def head_length(before: list[int], after: list[int], max_length: int, truncation: str) -> int:
-    """`kept_head` from the special tokens around a text (`special_tokens_around`, read once by `encode_texts`)."""
-    if truncation == "head":
-        return max_length - len(after)
-    return len(before) + min(HEAD_TOKENS, max(1, max_length - len(before) - len(after)) // 2)
 
 
 def shorten_rows(

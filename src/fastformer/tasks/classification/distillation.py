@@ -25,8 +25,9 @@ def load_teacher_classifier(
     fewer than `max_length` (a 512-token BERT teaching a student with extended positions) reads each row as the run's
     --truncation would have made it at the teacher's length: e.g. the first 511 tokens and the closing [SEP]. What it
     reads goes into `report["teacher"]`."""
+    from fastformer.data.tokenizer import kept_head
     from fastformer.models.fastformer import FastformerForSequenceClassification
-    from fastformer.tasks.classification.classifier import kept_head, shorten_rows
+    from fastformer.tasks.classification.classifier import shorten_rows
 
     config = teacher_folder_config(folder, tokenizer, "FastformerForSequenceClassification", None)
     theirs = [config.id2label[i] for i in range(config.num_labels)] if config.id2label else []

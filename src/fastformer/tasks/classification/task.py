@@ -216,10 +216,12 @@ class ClassificationTask(Task):
         return Classifier(model_dir)
 
     def explained_model(self, model_dir: str | Path, architecture: str | None):
-        """(model, tokenizer, generate settings) that `fastformer explain` reads the weights of."""
-        from fastformer.tasks.classification.classifier import load_model
+        """(model, tokenizer, `explain` settings) that `fastformer explain` reads the weights of: the texts read as
+        `predict` reads them (the run's --max-length, --truncation and --bf16)."""
+        from fastformer.tasks.classification.classifier import Classifier
 
         if architecture in BASELINES:
             raise ValueError(f"{model_dir} holds the {architecture} baseline: it has no attention weights to show")
-        model, tokenizer, _ = load_model(model_dir)
-        return model, tokenizer, {}
+        classifier = Classifier(model_dir)
+        reading = dict(max_length=classifier.max_length, truncation=classifier.truncation, bf16=classifier.bf16)
+        return classifier.model, classifier.tokenizer, reading

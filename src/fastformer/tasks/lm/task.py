@@ -156,8 +156,10 @@ class LanguageModelingTask(Task):
         ]
 
     def explained_model(self, model_dir: str | Path, architecture: str | None):
-        """(model, tokenizer, generate settings) that `fastformer explain` reads the weights of."""
+        """(model, tokenizer, `explain` settings) that `fastformer explain` reads the weights of: at most the
+        run's --max-length tokens (a block of its training)."""
+        from fastformer.engine.folder import run_settings
         from fastformer.tasks.lm.language_model import load_generator
 
         model, tokenizer = load_generator(model_dir)
-        return model, tokenizer, {}
+        return model, tokenizer, dict(max_length=run_settings(model_dir).get("max_length"))

@@ -162,11 +162,13 @@ class SummarizationTask(Task):
         return lambda texts: [dict(summary=s) for s in summarize(model, tokenizer, texts, generation)]
 
     def explained_model(self, model_dir: str | Path, architecture: str | None):
-        """(model, tokenizer, generate settings): `fastformer explain` reads its encoder over the source, and the
-        summary it shows is the one `predict` writes."""
+        """(model, tokenizer, `explain` settings): `fastformer explain` reads its encoder over the source, cut where
+        the run cut it (--max-source-length), and the summary it shows is the one `predict` writes."""
         from fastformer.tasks.summarize.summarizer import generate_kwargs, generation_settings, load_model
 
         if architecture == "lead3":
             raise ValueError(f"{model_dir} holds the lead3 baseline: it has no attention weights to show")
         model, tokenizer = load_model(model_dir)
-        return model, tokenizer, generate_kwargs(model, generation_settings(model_dir))
+        settings = generation_settings(model_dir)
+        source = min(settings.max_source_length, model.config.max_position_embeddings)  # as `predict` reads it
+        return model, tokenizer, dict(max_length=source, generation=generate_kwargs(model, settings))
