@@ -35,15 +35,20 @@ def main() -> None:
 
     from fastformer.data.text_classification import read_examples
     from fastformer.interpret import explain
-    from fastformer.tasks.classification.classifier import load_model
+    from fastformer.tasks.classification.classifier import Classifier
 
-    model, tokenizer, _ = load_model(args.model_dir)
+    classifier = Classifier(args.model_dir)  # texts read as the run read them (length, truncation, bf16)
+    model, tokenizer = classifier.model, classifier.tokenizer
+    reading = dict(max_length=classifier.max_length, truncation=classifier.truncation, bf16=classifier.bf16)
     where = dict(item.split("=", 1) for item in args.where) or None
     examples = read_examples(args.data, label_field=args.label_field, where=where)[: args.n]
     falls: dict[str, list[float]] = {}
     random_falls, started = [], time.perf_counter()
     for i, example in enumerate(examples):
-        check = explain(model, tokenizer, example.text, faithfulness_k=args.k, trials=args.trials, seed=i).faithfulness
+        explained = explain(
+            model, tokenizer, example.text, faithfulness_k=args.k, trials=args.trials, seed=i, **reading
+        )
+        check = explained.faithfulness
         if check is None:
             continue
         for entry in check["top_weighted"]:
