@@ -372,15 +372,28 @@ def test_a_popularity_model_saves_its_counts_and_ranks_the_same_from_its_folder(
         main(["evaluate", str(out), "--data", str(first), "--output", str(again), "--overwrite"])
 
 
-def test_bf16_trains_under_autocast_with_float32_weights(mind, tmp_path):
+def test_bf16_trains_under_autocast_with_float32_weights(mind, tmp_path, monkeypatch):
     """`--bf16` (for a MiniLM-size --init-from news encoder): the Trainer runs with bfloat16 autocast on the CPU,
-    the saved model keeps float32 weights and its ranking metrics are numbers."""
+    the saved model keeps float32 weights and its ranking metrics are numbers. The validation that picks the epoch
+    scores in float32, as the run's end and `evaluate` do (it ran under the autocast wrapper)."""
     from transformers import AutoModel
 
+    from fastformer.models.fastformer import FastformerForNewsRecommendation
+
+    calls = []  # (training?, autocast on?) of each forward, through whatever wraps it
+    forward = FastformerForNewsRecommendation.forward
+
+    def recorded(self, *args, **kwargs):
+        calls.append((self.training, torch.is_autocast_enabled("cpu")))
+        return forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(FastformerForNewsRecommendation, "forward", recorded)
     out = tmp_path / "news"
     args = ["train", "news", "--train", str(mind / "valid"), "--test", str(mind / "test"), "--epochs", "1",
             "--max-train-impressions", "40", "--max-eval-impressions", "40", "--bf16", *TINY]  # fmt: skip
     assert main([*args, "--output-dir", str(out)]) == 0
+    assert {on for training, on in calls if training} == {True}  # the training steps: under autocast
+    assert {on for training, on in calls if not training} == {False}  # every scoring, the validation's included
     assert json.loads((out / "run_config.json").read_text())["bf16"] is True
     checkpoint = next((out / "checkpoints").glob("checkpoint-*"))
     assert torch.load(checkpoint / "training_args.bin", weights_only=False).bf16

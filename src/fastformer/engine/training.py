@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections import defaultdict
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,22 @@ def training_arguments(cfg: Any, **task_fields):
         **parallel,
         **task_fields,
     )
+
+
+@contextmanager
+def own_forward(model):
+    """The model's own forward while inside: a --bf16 run's is wrapped in bf16 autocast by accelerate (on `model`
+    itself), so a task whose evaluation stays float32 scores its validation split during training as it does at the
+    run's end and as `fastformer evaluate` does. Restored on leaving; a model without the wrapper is left alone."""
+    wrapped, original = model.__dict__.get("forward"), model.__dict__.get("_original_forward")
+    if wrapped is None or original is None:
+        yield model
+        return
+    model.forward = original
+    try:
+        yield model
+    finally:
+        model.forward = wrapped
 
 
 def layerwise_optimizer(args, model, scales: dict[str, float]) -> tuple[type, dict[str, Any]]:

@@ -297,9 +297,12 @@ def ranking_trainer(cfg: NewsConfig, tokens: NewsTokens, rows: ClickRows, valida
         """Evaluation = MIND's metrics over the validation impressions (not a loss over sampled rows)."""
 
         def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:
-            metrics, _ = evaluate_split(
-                self.model, validation, tokens, cfg.max_history, batch_size=cfg.eval_batch_size, clicks=clicks
-            )
+            from fastformer.engine.training import own_forward
+
+            with own_forward(self.model) as model:  # float32 as the run's end scores (not --bf16's autocast)
+                metrics, _ = evaluate_split(
+                    model, validation, tokens, cfg.max_history, batch_size=cfg.eval_batch_size, clicks=clicks
+                )
             logged = {f"{metric_key_prefix}_{k}": float(metrics[k]) for k in METRICS}
             self.log(logged)
             self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, logged)
