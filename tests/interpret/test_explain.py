@@ -350,6 +350,22 @@ def test_a_language_model_and_a_summarizer_are_explained(tmp_path, capsys):
         assert data["faithfulness"]["random"]["trials"] == 3
     printed = capsys.readouterr().out
     assert "arg-1: '" in printed  # the next token / the summary is named
+    # a language model explains the next token after a long text: it reads the last tokens, those that token follows
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from fastformer.interpret import explain
+
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(str(lm)).eval(), _tokenizer(lm)
+    long_text = " ".join(["The patients were treated with a new drug for two weeks ."] * 6) + " They felt"
+    explained = explain(model, tokenizer, long_text, faithfulness_k=2, trials=2)
+    assert explained.tokens_read == 32 < explained.tokens_total and explained.skips_start
+    assert explained.words[-1].read and not explained.words[0].read
+    last = tokenizer(long_text, add_special_tokens=False)["input_ids"][-32:]
+    with torch.no_grad():
+        expected = tokenizer.decode([int(model(torch.tensor([last])).logits[0, -1].argmax())])
+    assert explained.prediction["next_tokens"][0]["token"] == expected
+    assert "The model reads the last 32 of the text's" in explained.to_html()
     # a run that read fewer source tokens than its encoder has positions (an --init-from encoder's 8,192) is
     # explained reading as many as its run did, and shows the summary `predict` writes (it read them all)
     shorter = tmp_path / "summarizer-16"
@@ -484,6 +500,12 @@ def test_a_long_text_is_cut_past_what_the_model_reads(classifier):
     assert short.prediction == explanation.prediction  # the model's input did not change
     page = explanation.to_html(View("pooling"))
     assert f"nor the {explanation.words_not_shown} words after them" in page and len(page) < 2_000_000
+    # read by its end (a language model's prefix): the start is cut, UNREAD_WORDS_SHOWN unread words kept before it
+    tail = split_words(tokenizer, long_text, 40, head=0)
+    assert tail.not_shown_after == -1 and tail.words_not_shown > 10 * UNREAD_WORDS_SHOWN
+    assert len(tail.words) == tail.read_words + UNREAD_WORDS_SHOWN and long_text.endswith(tail.text)
+    assert tail.input_ids == tokenizer(long_text, add_special_tokens=False)["input_ids"][-40:]
+    assert split_words(tokenizer, tail.text, 40, head=0).input_ids == tail.input_ids  # the same tokens read
 
 
 def test_the_page_says_how_many_words_the_model_does_not_know(classifier):

@@ -4,8 +4,9 @@ predicted and a check that the weights matter.
 Which model decides what is explained:
 - a sequence classifier: the predicted label and class probabilities; weights: the pooling that feeds the classifier
   and every layer's alpha and beta;
-- a causal language model: the next token it expects after the text (top 5); weights: every layer's alpha and beta
-  over the whole text, as the last position pools them (the prefix of the step that predicts the next token);
+- a causal language model: the next token it expects after the text (top 5; a text longer than max_length is read
+  by its last max_length tokens, the ones that token follows); weights: every layer's alpha and beta over the text
+  read, as the last position pools them (the prefix of the step that predicts the next token);
 - a summarizer (encoder-decoder): the summary it generates; weights: the encoder's alpha and beta over the source.
 
 Faithfulness (a check, not a proof): cut the k words with the highest weight from the text and measure how much the
@@ -71,11 +72,14 @@ class Scorer:
             raise ValueError(f"truncation {truncation!r} is a classifier's: a {self.kind} model reads a text's head")
 
     def read_head(self) -> int | None:
-        """How many of a long text's first word tokens are read before its tail (None: it reads its head only)."""
+        """How many of a long text's first word tokens are read before its tail (None: its head only; 0: its tail
+        only)."""
         return None
 
     def _batch(self, texts: list[str], left: bool = False) -> dict[str, torch.Tensor]:
-        ids = self.tokenizer(texts, add_special_tokens=False, truncation=True, max_length=self.max_length)["input_ids"]
+        ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        last = self.read_head() == 0  # a text cut as `split_words` cut the explained one: its end, or its start
+        ids = [row[-self.max_length :] if last else row[: self.max_length] for row in ids]
         ids = [row or [self.tokenizer.pad_token_id] for row in ids]  # an emptied text still gets one (pad) token
         batch = self.tokenizer.pad({"input_ids": ids}, padding_side="left" if left else "right", return_tensors="pt")
         return {name: batch[name].to(self.device) for name in ("input_ids", "attention_mask")}
@@ -150,9 +154,13 @@ class ClassifierScorer(Scorer):
 
 
 class NextTokenScorer(Scorer):
-    """The expected next token's probability after the text (left-padded, so the last column is the text's end)."""
+    """The expected next token's probability after the text (left-padded, so the last column is the text's end);
+    a long text is read by its last max_length tokens, those the next token follows."""
 
     kind = "lm"
+
+    def read_head(self) -> int | None:
+        return 0  # no head: the tail alone
 
     def predict(self, input_ids):
         out = self.model(input_ids, output_attentions=True, use_cache=False)

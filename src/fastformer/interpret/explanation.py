@@ -89,6 +89,12 @@ class Explanation:
         return bool(read) and read[-1] - read[0] + 1 > len(read)
 
     @property
+    def skips_start(self) -> bool:
+        """Whether the model read the text's end and not its start (a language model's prefix of a long text)."""
+        read = self.read_indices
+        return bool(read) and read[0] > 0 and not self.skips_middle
+
+    @property
     def num_heads(self) -> int:
         return self.layers[0]["alpha"].shape[0] if self.layers else 0
 

@@ -140,12 +140,16 @@ def _prediction(explanation: Explanation) -> str:
 def _text(explanation: Explanation, weights: np.ndarray, page_words: int) -> tuple[str, int]:
     """The text as pages of word spans (the characters between words kept as they are). Returns (html, pages)."""
     top = float(weights.max()) if len(weights) else 0.0
-    unread_title = (
-        f"not read: between the head and the tail the model reads ({explanation.tokens_read} tokens)"
-        if explanation.skips_middle
-        else f"not read: after the first {explanation.tokens_read} tokens"
-    )
+    if explanation.skips_middle:
+        unread_title = f"not read: between the head and the tail the model reads ({explanation.tokens_read} tokens)"
+    elif explanation.skips_start:
+        unread_title = f"not read: before the last {explanation.tokens_read} tokens"
+    else:
+        unread_title = f"not read: after the first {explanation.tokens_read} tokens"
+    cut = f"<span class='muted'> [&hellip; {explanation.words_not_shown} words not shown &hellip;] </span>"
     pages, current, cursor, read = [], [], 0, 0
+    if explanation.words_not_shown and explanation.not_shown_after == -1:  # words cut out of the start
+        current.append(cut)
     for i, word in enumerate(explanation.words):
         if i and i % page_words == 0:
             pages.append("".join(current))
@@ -158,9 +162,7 @@ def _text(explanation: Explanation, weights: np.ndarray, page_words: int) -> tup
         else:
             current.append(f"<span class='w unread' title='{unread_title}'>{html.escape(word.text)}</span>")
         if i == explanation.not_shown_after and i < len(explanation.words) - 1:  # words cut out of the middle
-            current.append(
-                f"<span class='muted'> [&hellip; {explanation.words_not_shown} words not shown &hellip;] </span>"
-            )
+            current.append(cut)
         cursor = word.end
     current.append(html.escape(explanation.text[cursor:]))
     pages.append("".join(current))
@@ -208,6 +210,13 @@ def _reading_notes(explanation: Explanation, pages: int, page_words: int) -> tup
                 if explanation.words_not_shown
                 else ""
             )
+            + ".</p>"
+        )
+    elif explanation.skips_start:
+        truncated = (
+            f"<p class='muted'>The model reads the last {explanation.tokens_read} of the text's "
+            f"{explanation.tokens_total} tokens: the first {unread} words (struck through) were not read"
+            + (f", nor the {cut} words before them (not shown)" if (cut := explanation.words_not_shown) else "")
             + ".</p>"
         )
     else:

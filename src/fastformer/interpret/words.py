@@ -75,7 +75,7 @@ UNREAD_WORDS_SHOWN = 200  # words past the model's input kept in an explanation 
 def read_positions(total: int, max_length: int | None, head: int | None = None) -> list[int]:
     """The positions of a text's `total` tokens a model reads: all of them when they fit in `max_length`, else the
     first `max_length` (`head` None), or the first `head` and the last `max_length - head` (head+tail truncation,
-    as `encode_texts` cuts a long review)."""
+    as `encode_texts` cuts a long review; `head` 0: the last `max_length`, as a language model reads a long text)."""
     if max_length is None or total <= max_length:
         return list(range(total))
     if head is None:
@@ -111,7 +111,8 @@ def split_words(tokenizer, text: str, max_length: int | None, head: int | None =
     # to carry the whole text: 97 s, 1.95 GB and a 47 MB page for 1 MB)
     first_unread = next((i for i, w in enumerate(words) if not w.read), len(words))
     tail = next((i for i in range(first_unread, len(words)) if words[i].read), len(words))  # first read after it
-    keep_to = min(first_unread + UNREAD_WORDS_SHOWN, tail)  # words [keep_to, keep_from) are cut out
+    # words [keep_to, keep_from) are cut out (a text read by its tail alone keeps no unread words before the rest)
+    keep_to = min(first_unread + UNREAD_WORDS_SHOWN, tail) if first_unread else 0
     keep_from = max(tail - UNREAD_WORDS_SHOWN, keep_to) if tail < len(words) else len(words)
     not_shown = keep_from - keep_to
     if not not_shown:
