@@ -52,7 +52,7 @@ class View:
 @dataclass
 class Explanation:
     """One text's explanation. `words` are all words of the text shown, in order; those with `read` set were read
-    by the model (`read_indices`: the first ones, or a head and a tail, as the model truncates the text).
+    by the model (`read_indices`: the first ones, a head and a tail, or the last ones, as the model cuts the text).
     `layers[l][kind]` is (heads, read words) for kind "alpha" / "beta"; `pooling` is (read words,) or None, both
     in the order of `read_indices`; each row sums to 1 over the read words, minus the share
     `outside_words` left on tokens that are no word (special tokens). `prediction` says what the model predicted;
@@ -69,7 +69,7 @@ class Explanation:
     tokens_read: int = 0
     tokens_total: int = 0
     words_not_shown: int = 0  # words of a long text cut out (`words.UNREAD_WORDS_SHOWN` past what was read)
-    not_shown_after: int = -1  # the index in `words` of the word the cut words followed (-1: none were cut)
+    not_shown_after: int = -1  # the index in `words` of the word the cut words followed (-1: none, or the text's first)
     unknown_words: int = 0  # read words whose every token is the tokenizer's unknown token
 
     @property

@@ -26,17 +26,17 @@ class Word:
 
 @dataclass(frozen=True)
 class TokenizedText:
-    """A text split for the model: every word shown, the token ids the model reads (its first `max_length`, or its
-    head and tail), and for each of those tokens the index of its word among the read words (-1 for a token outside
+    """A text split for the model: every word shown, the token ids the model reads (its first `max_length`, its head and
+    tail, or its last), and for each of those tokens the index of its word among the read words (-1 for a token outside
     every word, e.g. a special token). Read words may not be contiguous: a head+tail reading skips the middle."""
 
-    text: str  # cut UNREAD_WORDS_SHOWN words past what the model reads (on each side of a skipped middle)
+    text: str  # cut UNREAD_WORDS_SHOWN unread words past what the model reads (both sides of a skipped middle)
     words: list[Word]
     input_ids: list[int]
     token_words: list[int]  # per read token: its word's place among the read words (`read_indices`), or -1
     total_tokens: int  # of the whole text, read or not
-    words_not_shown: int = 0  # words cut out of the text (after the last word, or in a skipped middle)
-    not_shown_after: int = -1  # the index of the word the cut words followed (-1: none were cut)
+    words_not_shown: int = 0  # words cut out of the text (at its end, its start, or in a skipped middle)
+    not_shown_after: int = -1  # the index of the word the cut words followed (-1: none, or the text's first)
 
     @property
     def read_words(self) -> int:
