@@ -57,6 +57,7 @@ def test_fastformer_export_writes_a_program_whose_logits_equal_the_folders(tmp_p
     from transformers import AutoTokenizer
 
     from fastformer.cli.main import main
+    from fastformer.data.tokenizer import encode_texts
     from fastformer.tasks.classification.classifier import load_model
 
     run = tmp_path / "run"
@@ -65,9 +66,13 @@ def test_fastformer_export_writes_a_program_whose_logits_equal_the_folders(tmp_p
     assert main(["export", str(run), str(tmp_path / "exported"), "--onnx"]) == 0
     program = torch.export.load(tmp_path / "exported" / "model.pt2").module()
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "exported")
-    batch = tokenizer(
-        ["w1 w2 mark2x0 w3", "w5 mark1x1 w7 w8 w9 w10 w11"], padding=True, return_tensors="pt", add_special_tokens=False
-    )
+    # export.json says how the run read a text; the saved tokenizer, called as the docs show, reads it so
+    reads = json.loads((tmp_path / "exported" / "export.json").read_text())["reads"]
+    assert reads == {"max_length": 48, "truncation": "head"}
+    texts = ["w1 w2 mark2x0 w3", "w5 mark1x1 w7 w8 w9 w10 w11", " ".join(["w5 w6"] * 40)]
+    batch = tokenizer(texts, truncation=True, padding=True, return_tensors="pt")
+    rows = [row[mask.bool()].tolist() for row, mask in zip(batch["input_ids"], batch["attention_mask"], strict=True)]
+    assert rows == encode_texts(load_model(run)[1], texts, 48) and len(rows[2]) == 48  # as `predict` reads them
     model = load_model(run)[0]
     with torch.no_grad():
         expected = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits

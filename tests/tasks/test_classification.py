@@ -426,6 +426,9 @@ def test_head_and_tail_truncation_keeps_both_ends_with_the_tokenizers_special_to
 
     classifier = Classifier(out)
     assert classifier.truncation == "head+tail" and special_tokens_around(classifier.tokenizer) == ([], [])
+    from fastformer.cli.export import _reads  # what export.json tells a server
+
+    assert _reads(str(out), classifier.max_length) == dict(max_length=64, truncation="head+tail", head_tokens=128)
     checkpoint = next((out / "checkpoints").glob("checkpoint-*"))  # evaluated / predicted as its run read texts
     assert Classifier(checkpoint).truncation == "head+tail"
     scored = tmp_path / "checkpoint.json"

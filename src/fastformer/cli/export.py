@@ -95,7 +95,13 @@ def _export_into(out, model, runner, model_dir: str, task: str, onnx: bool) -> d
         tokenizer.model_max_length = positions
     tokenizer.save_pretrained(out)
     shutil.copy(Path(model_dir) / "config.json", out / "config.json")
-    written = dict(program="model.pt2", task=task, inputs=list(example), max_length=positions)
+    written = dict(
+        program="model.pt2",
+        task=task,
+        inputs=list(example),
+        max_length=positions,
+        reads=_reads(model_dir, tokenizer.model_max_length),
+    )
     written.update(generation_programs(model, runner, out))
     if onnx:
         try:
@@ -116,6 +122,23 @@ def _export_into(out, model, runner, model_dir: str, task: str, onnx: bool) -> d
             written["onnx_skipped"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
     (out / "export.json").write_text(json.dumps(written, indent=2))
     return written
+
+
+def _reads(model_dir: str, max_length: int) -> dict:
+    """How the run read a text, which a server should copy: at most `max_length` tokens with the tokenizer's own
+    special tokens (the saved tokenizer truncates there: `tokenizer(texts, truncation=True)`), and for a
+    classifier its truncation: "head", or "head+tail" (after the opening special tokens, the first `head_tokens`
+    of the text and its last ones: `fastformer.data.tokenizer.encode_texts`)."""
+    from fastformer.data.tokenizer import HEAD_TOKENS
+    from fastformer.engine.folder import run_settings
+
+    reads: dict = dict(max_length=max_length)
+    truncation = run_settings(model_dir).get("truncation")
+    if truncation:
+        reads["truncation"] = truncation
+    if truncation == "head+tail":
+        reads["head_tokens"] = HEAD_TOKENS
+    return reads
 
 
 def save_program(program, path) -> None:
