@@ -307,6 +307,15 @@ def test_train_lm_continues_a_saved_model_with_every_weight_and_refuses_what_wou
     assert json.loads((second / "run_config.json").read_text())["init_from"] == str(first)
     assert AutoTokenizer.from_pretrained(second).get_vocab() == tokenizer.get_vocab()
     assert json.loads((second / "config.json").read_text())["hidden_size"] == 32
+    # the continued model keeps its start's 64 positions; evaluate and explain read blocks of the run's 32 tokens
+    assert json.loads((second / "config.json").read_text())["max_position_embeddings"] == 64
+    scored = tmp_path / "scored.json"
+    evaluate = ["evaluate", str(second), "--data", str(IMDB), "--where", "split=test", "--max-examples", "3"]
+    assert main([*evaluate, "--output", str(scored)]) == 0
+    assert json.loads(scored.read_text())["block_size"] == 32
+    text = " ".join(["the film was long and the plot was thin ."] * 12)
+    assert main(["explain", str(second), text, "--output-dir", str(tmp_path / "pages"), "--json", "--top-k", "0"]) == 0
+    assert json.loads((tmp_path / "pages" / "arg-1.json").read_text())["tokens_read"] == 32
 
     head = fine_tuning_config(first, dict(num_labels=2), {}, "fastformer", tokenizer, 64)
     classifier, _ = load_encoder(FastformerForSequenceClassification, first, head)

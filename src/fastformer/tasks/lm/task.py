@@ -124,8 +124,10 @@ class LanguageModelingTask(Task):
         self, model_dir: str | Path, architecture: str | None, settings, output: Path
     ) -> dict[str, Any]:
         """Perplexity of a trained folder on a file of documents (`settings`: LanguageModelEvaluation; the first
-        `max_examples`: read no further), in blocks of `max_length` tokens (default: the model's positions)."""
+        `max_examples`: read no further), in blocks of `max_length` tokens (default: the run's --block-size, as it
+        scored its splits; an --init-from model may have more positions)."""
         from fastformer.data.text_corpus import read_texts
+        from fastformer.engine.folder import run_settings
         from fastformer.tasks.lm.language_model import TokenBlocks, load_generator, perplexity
 
         documents = read_texts(
@@ -133,9 +135,8 @@ class LanguageModelingTask(Task):
         )
         documents = list(islice(documents, settings.max_examples))
         model, tokenizer = load_generator(model_dir)
-        block = (
-            settings.max_length or getattr(model.config, "max_position_embeddings", None) or model.config.n_positions
-        )
+        positions = getattr(model.config, "max_position_embeddings", None) or model.config.n_positions
+        block = settings.max_length or run_settings(model_dir).get("block_size") or positions
         start = time.perf_counter()
         metrics = perplexity(model, TokenBlocks(documents, tokenizer, block, tokenizer.sep_token_id))
         return dict(
@@ -156,10 +157,10 @@ class LanguageModelingTask(Task):
         ]
 
     def explained_model(self, model_dir: str | Path, architecture: str | None):
-        """(model, tokenizer, `explain` settings) that `fastformer explain` reads the weights of: at most the
-        run's --max-length tokens (a block of its training)."""
+        """(model, tokenizer, `explain` settings) that `fastformer explain` reads the weights of: at most a block of
+        the run's training (--block-size; an --init-from model may have more positions)."""
         from fastformer.engine.folder import run_settings
         from fastformer.tasks.lm.language_model import load_generator
 
         model, tokenizer = load_generator(model_dir)
-        return model, tokenizer, dict(max_length=run_settings(model_dir).get("max_length"))
+        return model, tokenizer, dict(max_length=run_settings(model_dir).get("block_size"))
