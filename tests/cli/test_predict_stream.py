@@ -302,3 +302,38 @@ def test_predict_on_a_full_disk_is_one_line_and_leaves_no_partial_file(classifie
     last = done.stderr.strip().splitlines()[-1]
     assert last == f"fastformer predict: File too large while writing {output}; nothing written"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+
+
+def test_options_and_texts_come_in_any_order(classifier, tmp_path, capsys):
+    """`predict DIR --file F "a text"` and `explain DIR --top-k 0 "a text"`: argparse's parse_args took texts only
+    before the first option and called later ones unrecognized; a missing folder still names the folder alone."""
+    source = tmp_path / "few.txt"
+    source.write_text("first line\n")
+    capsys.readouterr()
+    assert main(["predict", str(classifier), "--file", str(source), "an argument", "--no-progress"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r.get("argument") or r.get("line") for r in records] == [1, 1] and records[0]["text"] == "an argument"
+    pages = tmp_path / "pages"
+    assert main(["explain", str(classifier), "--top-k", "0", "a text", "--output-dir", str(pages), "more"]) == 0
+    assert sorted(p.name for p in pages.iterdir()) == ["arg-1.html", "arg-2.html"]
+    with pytest.raises(SystemExit, match=r"^fastformer explain: the following arguments are required: model_dir \("):
+        main(["explain"])
+
+
+def test_a_length_past_the_models_positions_is_one_line_before_anything(classifier, tmp_path):
+    """--max-length past the positions failed on the first long text, deep in the embeddings ("position 76 is
+    beyond max_position_embeddings 48"), after the data was read: now one line naming the flag, nothing written."""
+    from tests.helpers import SHARED
+
+    too_long, data = ["--max-length", "1000"], SHARED / "data" / "sst5" / "sst_dev.txt"
+    out = tmp_path / "out"
+    commands = (
+        ["explain", str(classifier), "a text", "--output-dir", str(out), *too_long],
+        ["evaluate", str(classifier), "--data", str(data), "--output", str(out / "m.json"), *too_long],
+    )
+    for command in commands:
+        with pytest.raises(SystemExit) as refused:
+            main(command)
+        says = "--max-length 1000: the model reads at most 48 tokens (its max_position_embeddings)"
+        assert str(refused.value.code) == f"fastformer {command[0]}: {says}"
+        assert not out.exists()

@@ -46,6 +46,14 @@ def build_parser() -> OneLineParser:
     return parser
 
 
+def verb_parser(name: str) -> OneLineParser:
+    """The parser of one subcommand alone, as `fastformer NAME` reads its arguments."""
+    module = SUBCOMMANDS[name]
+    parser = OneLineParser(prog=f"fastformer {name}", description=module.__doc__)
+    module.add_arguments(parser)
+    return parser
+
+
 def quiet_libraries() -> None:
     """The command speaks in its own lines: transformers' load reports ("MISSING ... newly initialized", which read
     like errors on every --init-from) and its "Loading weights" bars are off, unless the user's environment sets
@@ -67,6 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "train":  # each task has a parser of its own, derived from its config
         return train.main(argv[1:])
+    if argv and argv[0] in SUBCOMMANDS:
+        # options and texts in any order (`explain DIR --png "a text"`): argparse's parse_args takes a `nargs="*"`
+        # positional once, before the options, and called texts after them unrecognized; parse_intermixed_args
+        # reads them all, but not through the subparsers of the whole command's parser
+        args = verb_parser(argv[0]).parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+        return SUBCOMMANDS[argv[0]].run(args) or 0
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -30,6 +30,10 @@ class OneLineParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):
+        required = "the following arguments are required: "
+        if message.startswith(required):  # parse_intermixed_args also lists a positional that may be empty (texts)
+            optional = {a.dest for a in self._actions if not a.option_strings and a.nargs in ("*", "?")}
+            message = required + ", ".join(n for n in message[len(required) :].split(", ") if n not in optional)
         raise SystemExit(f"{self.prog}: {message} (--help lists the options)")
 
 
@@ -265,4 +269,26 @@ def open_run_folder(verb: str, namespace: argparse.Namespace, positional: tuple[
     except NotARunFolder as error:
         raise SystemExit(f"fastformer {verb}: {error}") from None
     settings, args = verb_settings(verb, task, namespace, positional, **values)
+    check_positions(verb, namespace.model_dir, settings)
     return RunFolder(TASKS[task](), task, architecture, settings, args)
+
+
+def check_positions(verb: str, folder, settings) -> None:
+    """A length flag (--max-length, --max-source-length) past the model's positions: the one-line exit naming it,
+    before any text is read (the model would fail on the first long text, deep in its embeddings)."""
+    from pathlib import Path
+
+    config = Path(folder) / "config.json"
+    if not config.is_file():  # a bag-of-words baseline: no positions
+        return
+    try:
+        positions = json.loads(config.read_text()).get("max_position_embeddings")
+    except (json.JSONDecodeError, AttributeError):
+        return  # (a damaged config.json is the loader's one line)
+    for name in ("max_length", "max_source_length"):
+        asked = getattr(settings, name, None)
+        if isinstance(positions, int) and isinstance(asked, int) and asked > positions:
+            raise SystemExit(
+                f"fastformer {verb}: {flag_name(name)} {asked}: the model reads at most {positions} tokens (its "
+                "max_position_embeddings)"
+            )
