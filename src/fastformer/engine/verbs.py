@@ -81,8 +81,8 @@ class TextExplanationSettings(ExplanationSettings):
     head: int | None = setting(None, "one head, 1-based (default: the mean of the heads)", minimum=1)
     max_length: int | None = setting(
         None,
-        "tokens read (default: as `predict` reads: the run's --max-length or --max-source-length, cut as the run "
-        "cut its texts; else the model's maximum)",
+        "tokens read (default: as the run read: its --max-length, a summarizer's --max-source-length, a language "
+        "model's --block-size, cut at the ends the run cut; else the model's maximum)",
         minimum=1,
     )
     top_k: int = setting(5, "faithfulness: words cut, the top-weighted against random ones (0: no check)", minimum=0)
