@@ -589,3 +589,47 @@ def test_a_head_and_tail_classifier_is_explained_as_it_reads(tmp_path, capsys):
         from fastformer.interpret.explain import NextTokenScorer
 
         NextTokenScorer(classifier.model, classifier.tokenizer, 40, {}, "head+tail")
+
+
+def test_a_bert_tokenizers_special_tokens_are_read_as_the_run_read_them(tmp_path):
+    """A run with a BERT tokenizer (`--tokenizer`: the shipped student's, [CLS] ... [SEP]) reads each news text and
+    each document inside its special tokens; explain read them bare, so a recommender's scores and a summarizer's
+    summary were not the ones `evaluate` and `predict` give. Now they are."""
+    from fastformer.data.mind import load_mind
+    from fastformer.interpret import explain, explain_user
+    from fastformer.tasks.news.recommender import NewsTokens, load_model, score_impressions
+    from fastformer.tasks.summarize.summarizer import generation_settings, summarize
+    from tests.helpers import ROOT
+
+    bert = ROOT / "pretrained" / "fastformer-minilm-l6-distilled"
+    mind = tmp_path / "mind"
+    assert main(["convert-mindrec", str(MIND / "mindrec20_test.json.gz"), str(mind)]) == 0
+    news = tmp_path / "news"
+    args = ["train", "news", "--train", str(mind), "--epochs", "1", "--max-train-impressions", "40",
+            "--max-eval-impressions", "10", "--batch-size", "16", "--max-length", "12", "--tokenizer", str(bert),
+            "--output-dir", str(news), *SMALL, "--model", "hidden_size=64"]  # fmt: skip
+    assert main(args) == 0
+    model, tokenizer = load_model(news)
+    assert tokenizer("a b")["input_ids"][0] == tokenizer.cls_token_id  # the run read [CLS] ... [SEP]
+    data = load_mind(mind)
+    impression = next(i for i in data.impressions if len(i.history) >= 2)
+    explained = explain_user(model, tokenizer, data, impression.user_id, impression.impression_id)
+    tokens = NewsTokens(tokenizer, ["title"], model.config.news_max_length)
+    tokens.add(data)
+    data.impressions = [impression]
+    (scores,) = score_impressions(model, data, tokens, model.config.max_history)
+    by_news = dict(zip(impression.candidates, scores, strict=True))
+    for candidate in explained.candidates:
+        assert candidate["score"] == pytest.approx(by_news[candidate["news"].news_id], abs=1e-5)
+    summarizer = tmp_path / "summarizer"
+    args = ["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "24", "4", "4",
+            "--max-source-length", "24", "--max-target-length", "8", "--tokenizer", str(bert), "--batch-size", "8",
+            "--epochs", "1", "--num-beams", "1", "--output-dir", str(summarizer), *SMALL]  # fmt: skip
+    assert main(args) == 0
+    from fastformer.tasks.summarize.summarizer import load_model as load_summarizer
+
+    model, tokenizer = load_summarizer(summarizer)
+    document = " ".join(["The patients were treated with a new drug for two weeks ."] * 4)
+    expected = summarize(model, tokenizer, [document], generation_settings(summarizer))[0]
+    explained = explain(model, tokenizer, document, max_length=24, faithfulness_k=0)
+    assert explained.prediction["summary"] == expected and explained.tokens_read == 22  # 24 with [CLS] and [SEP]

@@ -61,7 +61,9 @@ class Scorer:
     (and remember what it predicted), then `scores` for texts with words cut (the same prediction's score)."""
 
     kind = ""
-    reserved_tokens = 0  # of max_length, taken by tokens the scorer adds around the words
+    # the task reads a text inside its tokenizer's own special tokens ([CLS] ... [SEP] of a BERT tokenizer, as a
+    # classifier's or a summarizer's run encodes it; none for a tokenizer a run trained): added around the words here
+    reads_special_tokens = False
 
     def __init__(self, model, tokenizer, max_length: int, generation: dict[str, Any], truncation: str = "head"):
         self.model, self.tokenizer, self.max_length = model, tokenizer, max_length
@@ -70,17 +72,30 @@ class Scorer:
         self.target: Any = None  # what the score is of: a class id, a token id, the summary's ids
         if truncation != "head" and not isinstance(self, ClassifierScorer):
             raise ValueError(f"truncation {truncation!r} is a classifier's: a {self.kind} model reads a text's head")
+        self.before, self.after = special_tokens_around(tokenizer) if self.reads_special_tokens else ([], [])
+        self.reserved_tokens = len(self.before) + len(self.after)  # of max_length, taken by the special tokens
 
     def read_head(self) -> int | None:
         """How many of a long text's first word tokens are read before its tail (None: its head only; 0: its tail
         only)."""
         return None
 
+    def _wrapped(self, rows: list[list[int]]) -> list[list[int]]:
+        """Rows of word tokens (at most max_length - reserved_tokens) inside the special tokens the task reads."""
+        room = self.max_length - self.reserved_tokens
+        return [self.before + row[:room] + self.after for row in rows]
+
+    def _read_weights(self, weights, n: int) -> list[AdditiveAttention]:
+        """Each layer's (alpha, beta) of a wrapped row at its n word tokens (the special tokens' left out)."""
+        start = len(self.before)
+        return [AdditiveAttention(a[..., start : start + n], b[..., start : start + n]) for a, b in weights]
+
     def _batch(self, texts: list[str], left: bool = False) -> dict[str, torch.Tensor]:
         ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        room = self.max_length - self.reserved_tokens
         last = self.read_head() == 0  # a text cut as `split_words` cut the explained one: its end, or its start
-        ids = [row[-self.max_length :] if last else row[: self.max_length] for row in ids]
-        ids = [row or [self.tokenizer.pad_token_id] for row in ids]  # an emptied text still gets one (pad) token
+        ids = [row[-room:] if last else row[:room] for row in ids]
+        ids = self._wrapped([row or [self.tokenizer.pad_token_id] for row in ids])  # an emptied text: one pad token
         batch = self.tokenizer.pad({"input_ids": ids}, padding_side="left" if left else "right", return_tensors="pt")
         return {name: batch[name].to(self.device) for name in ("input_ids", "attention_mask")}
 
@@ -107,30 +122,23 @@ class ClassifierScorer(Scorer):
     are left out of the words' (so a BERT classifier's word weights sum to less than 1)."""
 
     kind = "classification"
+    reads_special_tokens = True
 
     def __init__(self, model, tokenizer, max_length: int, generation: dict[str, Any], truncation: str = "head"):
         if truncation not in TRUNCATIONS:
             raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
         super().__init__(model, tokenizer, max_length, generation, truncation)
-        self.before, self.after = special_tokens_around(tokenizer)
-        self.reserved_tokens = len(self.before) + len(self.after)  # ([CLS] / [SEP] of a converted BERT)
 
     def read_head(self) -> int | None:
         if self.truncation == "head":
             return None
         return head_length(self.before, self.after, self.max_length, self.truncation) - len(self.before)
 
-    def _wrapped(self, rows: list[list[int]]) -> list[list[int]]:
-        room = self.max_length - self.reserved_tokens
-        return [self.before + row[:room] + self.after for row in rows]
-
     def predict(self, input_ids):
         wrapped = torch.tensor(self._wrapped([input_ids[0].tolist()]), device=input_ids.device)
         out = self.model(wrapped, output_attentions=True)
         start, n = len(self.before), input_ids.shape[1]
-        weights = [
-            AdditiveAttention(a[..., start : start + n], b[..., start : start + n]) for a, b in out.additive_attentions
-        ]
+        weights = self._read_weights(out.additive_attentions, n)
         pooling = out.pooling_attentions[0, start : start + n].double().cpu().numpy()
         probs = out.logits.float().softmax(-1)[0].cpu()
         self.target = int(probs.argmax())
@@ -183,13 +191,14 @@ class SummaryScorer(Scorer):
     """The generated summary's per-token probability (geometric mean); weights: the encoder's over the source."""
 
     kind = "summarize"
+    reads_special_tokens = True  # as the run's documents are encoded
 
     def predict(self, input_ids):
+        wrapped = torch.tensor(self._wrapped([input_ids[0].tolist()]), device=input_ids.device)
         encoder = self.model.get_encoder()
-        weights = encoder(input_ids, output_attentions=True, return_dict=True).additive_attentions
-        generated = self.model.generate(
-            input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **self.generation
-        )
+        read = encoder(wrapped, output_attentions=True, return_dict=True).additive_attentions
+        weights = self._read_weights(read, input_ids.shape[1])
+        generated = self.model.generate(input_ids=wrapped, attention_mask=torch.ones_like(wrapped), **self.generation)
         summary_ids = [t for t in generated[0].tolist() if t not in self.tokenizer.all_special_ids]
         self.target = summary_ids or [self.tokenizer.eos_token_id or self.tokenizer.pad_token_id]
         prediction = dict(

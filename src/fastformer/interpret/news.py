@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from fastformer.data.mind import known_history
+from fastformer.data.tokenizer import special_tokens_around
 from fastformer.interpret.explanation import framed
 from fastformer.interpret.page import STYLE, shade_style
 from fastformer.interpret.words import TokenizedText, split_words
@@ -160,8 +161,9 @@ def explain_user(
     fields = getattr(config, "news_fields", None) or ["title"]
     news_ids = list(dict.fromkeys(history + candidates))
     length = getattr(config, "news_max_length", None) or config.max_position_embeddings  # as the run read them
-    tokenized = [split_words(tokenizer, data.news[n].text(fields), length) for n in news_ids]
-    rows = [t.input_ids for t in tokenized]
+    before, after = special_tokens_around(tokenizer)  # and inside its tokenizer's own ([CLS] ... [SEP] of a BERT's)
+    tokenized = [split_words(tokenizer, data.news[n].text(fields), length - len(before) - len(after)) for n in news_ids]
+    rows = [before + t.input_ids + after for t in tokenized]
     width = max(1, *(len(r) for r in rows))  # at least one column, as NewsTokens.batch pads
     batch = tokenizer.pad(
         {"input_ids": rows}, padding="max_length", max_length=width, padding_side="right", return_tensors="pt"
@@ -175,7 +177,7 @@ def explain_user(
     out = model(
         ids, mask, history_index, candidate_index, candidate_clicks=counts, output_attentions=True, return_dict=True
     )
-    pooling = out.news_pooling_attentions.double().numpy()  # (U, L)
+    pooling = out.news_pooling_attentions.double().numpy()[:, len(before) :]  # (U, L) from each text's first word
     weights = out.user_pooling_attentions[0].double().numpy()  # (H,) each clicked news' weight in the user vector
     states = out.user_news_states[0].double()  # (H, hidden)
     vectors = out.news_vectors.double()
