@@ -605,9 +605,9 @@ def test_a_bert_tokenizers_special_tokens_are_read_as_the_run_read_them(tmp_path
     mind = tmp_path / "mind"
     assert main(["convert-mindrec", str(MIND / "mindrec20_test.json.gz"), str(mind)]) == 0
     news = tmp_path / "news"
-    args = ["train", "news", "--train", str(mind), "--epochs", "1", "--max-train-impressions", "40",
-            "--max-eval-impressions", "10", "--batch-size", "16", "--max-length", "12", "--tokenizer", str(bert),
-            "--output-dir", str(news), *SMALL, "--model", "hidden_size=64"]  # fmt: skip
+    args = ["train", "news", "--train", str(mind), "--epochs", "1", "--max-train-impressions", "16",
+            "--max-eval-impressions", "6", "--batch-size", "16", "--max-length", "12", "--tokenizer", str(bert),
+            "--word-vectors", "none", "--output-dir", str(news), *SMALL]  # fmt: skip
     assert main(args) == 0
     model, tokenizer = load_model(news)
     assert tokenizer("a b")["input_ids"][0] == tokenizer.cls_token_id  # the run read [CLS] ... [SEP]
@@ -622,7 +622,7 @@ def test_a_bert_tokenizers_special_tokens_are_read_as_the_run_read_them(tmp_path
     for candidate in explained.candidates:
         assert candidate["score"] == pytest.approx(by_news[candidate["news"].news_id], abs=1e-5)
     summarizer = tmp_path / "summarizer"
-    args = ["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "24", "4", "4",
+    args = ["train", "summarize", "--train", str(PUBMED / "cohan_sample_train.jsonl.gz"), "--split", "8", "2", "2",
             "--max-source-length", "24", "--max-target-length", "8", "--tokenizer", str(bert), "--batch-size", "8",
             "--epochs", "1", "--num-beams", "1", "--output-dir", str(summarizer), *SMALL]  # fmt: skip
     assert main(args) == 0
