@@ -115,8 +115,15 @@ USER_ERRORS = [
     (["generate", "{tmp}/someone-elses", "--file", "{tmp}"], "is a folder, not a file of texts (one per line)"),
     (["bench", "--variants", "nope"], "--variants: unknown ['nope']"),
     # abbreviations are refused: argparse would read them as --epochs / --sweep, and a typo would change the run
-    (["train", "--epoch", "3", "--output-dir", "{tmp}/out"], "unrecognized arguments: --epoch 3"),
-    (["bench", "--swe", "paper"], "unrecognized arguments: --swe paper"),
+    (
+        ["train", "--epoch", "3", "--output-dir", "{tmp}/out"],
+        "unrecognized arguments: --epoch 3; did you mean --epochs?",
+    ),
+    (["bench", "--swe", "paper"], "unrecognized arguments: --swe paper; did you mean --sweep?"),
+    (
+        ["explain", "{tmp}/nowhere", "--top-kk", "3", "a text"],
+        "unrecognized arguments: --top-kk 3 a text; did you mean --top-k?",
+    ),
     (["train", "--output-dir", "{tmp}/bad.yaml"], "{tmp}/bad.yaml: exists and is not a folder"),
     (["train", "--warmup", "nan"], "--warmup: must be a finite number, got nan"),
     (["train", "--seed", "-1"], "--seed: must be >= 0, got -1"),

@@ -34,6 +34,14 @@ class OneLineParser(argparse.ArgumentParser):
         if message.startswith(required):  # parse_intermixed_args also lists a positional that may be empty (texts)
             optional = {a.dest for a in self._actions if not a.option_strings and a.nargs in ("*", "?")}
             message = required + ", ".join(n for n in message[len(required) :].split(", ") if n not in optional)
+        if message.startswith("unrecognized arguments: "):  # a misspelt flag: the one it most likely meant
+            import difflib
+            import re
+
+            flags = re.findall(r"(?<!\S)--?[A-Za-z][\w-]*", message)
+            close = [m for f in flags for m in difflib.get_close_matches(f, self._option_string_actions, n=1)]
+            if close:
+                message += f"; did you mean {', '.join(dict.fromkeys(close))}?"
         raise SystemExit(f"{self.prog}: {message} (--help lists the options)")
 
 
