@@ -210,6 +210,10 @@ def test_baselines_in_the_same_pipeline(tmp_path):
     assert main(["evaluate", str(nbsvm), "--data", str(SST / "sst_test.txt"), "--max-examples", "300"]) == 0
     again = json.loads((nbsvm / "evaluations" / "sst_test" / "metrics.json").read_text())
     assert again["accuracy"] == metrics["test"]["accuracy"]  # rebuilt from plain data: the same predictions
+    for command in (["predict", str(nbsvm), "a film"], ["evaluate", str(nbsvm), "--data", str(SST / "sst_test.txt")]):
+        with pytest.raises(SystemExit, match="--max-length: .* holds the nbsvm baseline, which reads whole texts"):
+            main([*command, "--max-length", "64", "--output", str(tmp_path / "refused.json")])
+    assert not (tmp_path / "refused.json").exists()
     with pytest.raises(SystemExit, match="--architecture: 'bert' is not one of fastformer, softmax, tfidf, nbsvm"):
         main(["train", *data, "--architecture", "bert", "--output-dir", str(tmp_path / "x")])
     assert not (tmp_path / "x").exists()
@@ -459,6 +463,8 @@ def test_evaluate_predict_and_explain_read_as_many_tokens_as_the_run_did(tmp_pat
     assert [(r["source"], r["predicted"]) for r in again] == [(r["source"], r["predicted"]) for r in during_training]
     text = "the plot was dull " + " ".join(["a lovely warm film with fine actors"] * 8)
     capsys.readouterr()
+    assert main(["predict", str(out), text, "--max-length", "8"]) == 0  # as many tokens as asked
+    assert json.loads(capsys.readouterr().out)["probabilities"] == Classifier(out, 8)([text])[0]["probabilities"]
     assert main(["predict", str(out), text]) == 0
     label = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["label"]
     assert main(["explain", str(out), text, "--output-dir", str(tmp_path / "explained"), "--top-k", "0"]) == 0

@@ -8,7 +8,7 @@ from typing import Any
 
 from fastformer.engine.inputs import TeacherSettings
 from fastformer.engine.settings import LabelledDataSettings, RunConfig, SettingError, redefault, setting
-from fastformer.engine.verbs import FileEvaluationSettings
+from fastformer.engine.verbs import FileEvaluationSettings, TextPredictionSettings
 from fastformer.presets import MIXERS
 
 
@@ -152,6 +152,15 @@ class ClassificationEvaluation(FileEvaluationSettings):
     text_field: str | None = setting(None, "text column / JSON key (default: the run's own, from run_config.json)")
     label_field: str | None = setting(None, "label column / JSON key (default: the run's own)")
     binary_threshold: float | None = setting(None, "numeric labels to pos / neg (default: the run's own)")
+    max_length: int | None = setting(
+        None, "tokens read per text (default: the run's --max-length; else the model's positions)", minimum=1
+    )
+
+
+@dataclass
+class ClassificationPrediction(TextPredictionSettings):
+    """`fastformer predict` on a classifier's folder: texts read as the run read them, or as many tokens as asked."""
+
     max_length: int | None = setting(
         None, "tokens read per text (default: the run's --max-length; else the model's positions)", minimum=1
     )

@@ -18,7 +18,11 @@ from fastformer.engine.skeleton import Prepared
 from fastformer.engine.task import Task
 from fastformer.engine.verbs import TEXT_VERBS
 from fastformer.metrics.classification import classification_metrics
-from fastformer.tasks.classification.config import ClassificationConfig, ClassificationEvaluation
+from fastformer.tasks.classification.config import (
+    ClassificationConfig,
+    ClassificationEvaluation,
+    ClassificationPrediction,
+)
 from fastformer.tasks.classification.data import load_splits, relabel_binary
 
 # --architecture values that are untrained baselines: name -> module with train / evaluate / classifier / MODEL_FILES
@@ -41,6 +45,12 @@ def classifier_head_fields(labels: LabelMap) -> dict[str, Any]:
     return dict(num_labels=len(labels), id2label=id2label, label2id={v: k for k, v in id2label.items()})
 
 
+def refuse_length_for_baseline(model_dir, architecture: str | None, settings) -> None:
+    """--max-length on a bag-of-words folder: refused in one line (it reads whole texts; the flag was ignored)."""
+    if architecture in BASELINES and getattr(settings, "max_length", None):
+        raise ValueError(f"--max-length: {model_dir} holds the {architecture} baseline, which reads whole texts")
+
+
 def baseline_module(architecture: str):
     """The module of a baseline architecture (BASELINES)."""
     return importlib.import_module(BASELINES[architecture])
@@ -52,7 +62,9 @@ class ClassificationTask(Task):
     name = "classification"
     help = "text classification (default; with no --train, the built-in generated task)"
     config_class = ClassificationConfig
-    verbs: ClassVar[dict[str, type | None]] = dict(evaluate=ClassificationEvaluation, **TEXT_VERBS)
+    verbs: ClassVar[dict[str, type | None]] = dict(
+        TEXT_VERBS, evaluate=ClassificationEvaluation, predict=ClassificationPrediction
+    )
     evaluation_file = "predictions.jsonl"
     model_class_name = "FastformerForSequenceClassification"
 
@@ -189,6 +201,7 @@ class ClassificationTask(Task):
         from fastformer.engine.folder import run_settings
         from fastformer.tasks.classification.classifier import Classifier
 
+        refuse_length_for_baseline(model_dir, architecture, settings)
         run = run_settings(model_dir)
         text_field = settings.text_field if settings.text_field is not None else run.get("text_field")
         label_field = settings.label_field if settings.label_field is not None else run.get("label_field")
@@ -211,9 +224,10 @@ class ClassificationTask(Task):
         """The folder's classifier (or baseline) loaded once: texts -> label and class probabilities each."""
         from fastformer.tasks.classification.classifier import Classifier
 
+        refuse_length_for_baseline(model_dir, architecture, settings)
         if architecture in BASELINES:
             return baseline_module(architecture).classifier(model_dir)
-        return Classifier(model_dir)
+        return Classifier(model_dir, settings.max_length)
 
     def explained_model(self, model_dir: str | Path, architecture: str | None):
         """(model, tokenizer, `explain` settings) that `fastformer explain` reads the weights of: the texts read as
