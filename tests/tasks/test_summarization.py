@@ -88,7 +88,7 @@ def test_training_writes_a_loadable_folder_with_rouge(trained):
     assert generation_settings(trained).num_beams == generation_settings(checkpoint).num_beams == 2
 
 
-def test_documents_are_cut_at_the_runs_source_length(trained):
+def test_documents_are_cut_at_the_runs_source_length(trained, monkeypatch):
     """A summarizer reads --max-source-length tokens of a document, also where its encoder has more positions (an
     --init-from encoder's): the encoder is given the run's length, here 4 of the model's 128 positions."""
     from dataclasses import replace
@@ -105,6 +105,13 @@ def test_documents_are_cut_at_the_runs_source_length(trained):
     summarize(model, tokenizer, [document], cfg, num_beams=1)
     summarize(model, tokenizer, [document], replace(cfg, max_source_length=4), num_beams=1)
     assert read == [len(tokenizer(document)["input_ids"]), 4]
+    # --max-source-length on evaluate and predict reads as many tokens instead, up to the positions
+    read.clear()
+    monkeypatch.setattr("fastformer.tasks.summarize.summarizer.load_model", lambda folder: (model, tokenizer))
+    assert main(["predict", str(trained), document, "--max-source-length", "6"]) == 0
+    assert read == [6]
+    with pytest.raises(SystemExit, match="--max-source-length 1000: the model reads at most 128 tokens"):
+        main(["predict", str(trained), document, "--max-source-length", "1000"])
 
 
 def test_evaluate_and_predict(trained, tmp_path, capsys):
@@ -167,6 +174,9 @@ def test_lead3_baseline(tmp_path, capsys):
     assert main(["predict", str(out), "One sentence here. Two sentences here. Three here. Four is dropped."]) == 0
     row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert row["summary"].splitlines() == ["One sentence here.", "Two sentences here.", "Three here."]
+    for command in (["predict", str(out), "A text."], ["evaluate", str(out), "--data", str(CNNDM / "x.csv")]):
+        with pytest.raises(SystemExit, match="--max-source-length: .* holds the lead3 baseline, which reads whole"):
+            main([*command, "--max-source-length", "64"])
 
 
 @pytest.mark.slow

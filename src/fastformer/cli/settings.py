@@ -282,8 +282,8 @@ def open_run_folder(verb: str, namespace: argparse.Namespace, positional: tuple[
 
 
 def check_positions(verb: str, folder, settings) -> None:
-    """--max-length past the model's positions: the one-line exit naming it, before any text is read (the model
-    would fail on the first long text, deep in its embeddings)."""
+    """--max-length (a summarizer's --max-source-length) past the model's positions: the one-line exit naming it,
+    before any text is read (the model would fail on the first long text, deep in its embeddings)."""
     from pathlib import Path
 
     config = Path(folder) / "config.json"
@@ -293,9 +293,10 @@ def check_positions(verb: str, folder, settings) -> None:
         positions = json.loads(config.read_text()).get("max_position_embeddings")
     except (json.JSONDecodeError, AttributeError):
         return  # (a damaged config.json is the loader's one line)
-    asked = getattr(settings, "max_length", None)
-    if isinstance(positions, int) and isinstance(asked, int) and asked > positions:
-        raise SystemExit(
-            f"fastformer {verb}: --max-length {asked}: the model reads at most {positions} tokens (its "
-            "max_position_embeddings)"
-        )
+    for name in ("max_length", "max_source_length"):
+        asked = getattr(settings, name, None)
+        if isinstance(positions, int) and isinstance(asked, int) and asked > positions:
+            raise SystemExit(
+                f"fastformer {verb}: {flag_name(name)} {asked}: the model reads at most {positions} tokens (its "
+                "max_position_embeddings)"
+            )

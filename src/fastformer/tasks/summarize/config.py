@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from fastformer.engine.inputs import WordInputSettings
 from fastformer.engine.settings import LabelledDataSettings, RunConfig, SettingError, redefault, setting
-from fastformer.engine.verbs import FileEvaluationSettings
+from fastformer.engine.verbs import FileEvaluationSettings, TextPredictionSettings
 from fastformer.presets import MIXERS
 
 
@@ -88,3 +88,16 @@ class SummarizationEvaluation(FileEvaluationSettings):
     source_field: str | None = setting(None, "document column / key (default: as training reads it)")
     target_field: str | None = setting(None, "summary column / key (default: as training reads it)")
     num_beams: int | None = setting(None, "beam size (default: the run's)", minimum=1)
+    max_source_length: int | None = setting(
+        None, "document tokens read (default: the run's --max-source-length; at most the model's positions)", minimum=1
+    )
+
+
+@dataclass
+class SummarizationPrediction(TextPredictionSettings):
+    """`fastformer predict` on a summarizer's folder: documents read as the run read them, or as many tokens as
+    asked (an encoder with extended positions can read longer documents than its run did)."""
+
+    max_source_length: int | None = setting(
+        None, "document tokens read (default: the run's --max-source-length; at most the model's positions)", minimum=1
+    )

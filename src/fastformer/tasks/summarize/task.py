@@ -15,7 +15,21 @@ from fastformer.engine.outputs import write_jsonl
 from fastformer.engine.skeleton import Prepared
 from fastformer.engine.task import Task
 from fastformer.engine.verbs import TEXT_VERBS
-from fastformer.tasks.summarize.config import SummarizationConfig, SummarizationEvaluation
+from fastformer.tasks.summarize.config import SummarizationConfig, SummarizationEvaluation, SummarizationPrediction
+
+
+def read_settings(model_dir: str | Path, architecture: str | None, settings):
+    """The run's generation settings (`generation_settings`: its document length, beams, ...) with the verb's
+    --max-source-length where given; that flag on a Lead-3 folder is one line (it reads whole documents)."""
+    from dataclasses import replace
+
+    from fastformer.tasks.summarize.summarizer import generation_settings
+
+    asked = getattr(settings, "max_source_length", None)
+    if asked and architecture == "lead3":
+        raise ValueError(f"--max-source-length: {model_dir} holds the lead3 baseline, which reads whole documents")
+    cfg = generation_settings(model_dir)
+    return replace(cfg, max_source_length=asked) if asked else cfg
 
 
 class SummarizationTask(Task):
@@ -24,7 +38,9 @@ class SummarizationTask(Task):
     name = "summarize"
     help = "abstractive summarization (encoder-decoder; softmax encoder and Lead-3 baselines)"
     config_class = SummarizationConfig
-    verbs: ClassVar[dict[str, type | None]] = dict(evaluate=SummarizationEvaluation, **TEXT_VERBS)
+    verbs: ClassVar[dict[str, type | None]] = dict(
+        TEXT_VERBS, evaluate=SummarizationEvaluation, predict=SummarizationPrediction
+    )
     model_class_name = "FastformerForConditionalGeneration"
     evaluation_file = "summaries.jsonl"
 
@@ -126,13 +142,13 @@ class SummarizationTask(Task):
         """ROUGE-1/2/L/Lsum (bootstrap intervals) of a trained folder's summaries (or Lead-3's) of a file of document /
         summary pairs, generated with the run's settings (`num_beams` overrides its beam size); the summaries go to
         `evaluation_file` beside `output` (metrics.json). `settings`: SummarizationEvaluation."""
-        from fastformer.tasks.summarize.summarizer import evaluate_pairs, generation_settings, load_model, summarize
+        from fastformer.tasks.summarize.summarizer import evaluate_pairs, load_model, summarize
 
+        cfg = read_settings(model_dir, architecture, settings)
         pairs = read_pairs(
             settings.data, settings.source_field, settings.target_field, format=settings.format, where=settings.where
         )
         pairs = pairs[: settings.max_examples] if settings.max_examples else pairs
-        cfg = generation_settings(model_dir)
         start = time.perf_counter()
         if architecture == "lead3":
             summaries = [lead(p, 3) for p in pairs]
@@ -151,14 +167,14 @@ class SummarizationTask(Task):
 
     def predictor(self, model_dir: str | Path, architecture: str | None, settings):
         """The folder's summarizer (or Lead-3) loaded once: documents -> their summary each."""
-        from fastformer.tasks.summarize.summarizer import generation_settings, load_model, summarize
+        from fastformer.tasks.summarize.summarizer import load_model, summarize
 
+        generation = read_settings(model_dir, architecture, settings)
         if architecture == "lead3":
             from fastformer.data.summarization import split_sentences
 
             return lambda texts: [dict(summary="\n".join(split_sentences(t)[:3])) for t in texts]
         model, tokenizer = load_model(model_dir)
-        generation = generation_settings(model_dir)
         return lambda texts: [dict(summary=s) for s in summarize(model, tokenizer, texts, generation)]
 
     def explained_model(self, model_dir: str | Path, architecture: str | None):
