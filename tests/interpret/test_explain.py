@@ -354,17 +354,31 @@ def test_a_language_model_and_a_summarizer_are_explained(tmp_path, capsys):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from fastformer.interpret import explain
+    from fastformer.interpret import View, explain
 
     model, tokenizer = AutoModelForCausalLM.from_pretrained(str(lm)).eval(), _tokenizer(lm)
     long_text = " ".join(["The patients were treated with a new drug for two weeks ."] * 6) + " They felt"
     explained = explain(model, tokenizer, long_text, faithfulness_k=2, trials=2)
     assert explained.tokens_read == 32 < explained.tokens_total and explained.skips_start
     assert explained.words[-1].read and not explained.words[0].read
-    last = tokenizer(long_text, add_special_tokens=False)["input_ids"][-32:]
-    with torch.no_grad():
-        expected = tokenizer.decode([int(model(torch.tensor([last])).logits[0, -1].argmax())])
-    assert explained.prediction["next_tokens"][0]["token"] == expected
+
+    def next_token(text):  # (id, probability) of the most likely token after the text's last 32 tokens
+        last = tokenizer(text, add_special_tokens=False)["input_ids"][-32:]
+        with torch.no_grad():
+            return model(torch.tensor([last])).logits[0, -1].softmax(-1)
+
+    expected = int(next_token(long_text).argmax())
+    assert explained.prediction["next_tokens"][0]["token"] == tokenizer.decode([expected])
+    # the faithfulness check re-scores a cut text by its last 32 tokens too
+    cursor, pieces = 0, []
+    ranked = np.argsort(-explained.weights(View("alpha", len(explained.layers) - 1)), kind="stable")[:2]
+    for i in sorted(explained.read_indices[r] for r in ranked):
+        pieces.append(explained.text[cursor : explained.words[i].start])
+        cursor = explained.words[i].end
+    after = float(next_token("".join(pieces) + explained.text[cursor:])[expected])
+    original = explained.faithfulness["original"]
+    alpha = next(t for t in explained.faithfulness["top_weighted"] if t["view"].startswith("alpha"))
+    assert alpha["drop"] == pytest.approx(original - after, abs=1e-5)
     assert "The model reads the last 32 of the text's" in explained.to_html()
     # a run that read fewer source tokens than its encoder has positions (an --init-from encoder's 8,192) is
     # explained reading as many as its run did, and shows the summary `predict` writes (it read them all)
