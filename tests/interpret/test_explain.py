@@ -362,7 +362,7 @@ def test_a_language_model_and_a_summarizer_are_explained(tmp_path, capsys):
     assert explained.tokens_read == 32 < explained.tokens_total and explained.skips_start
     assert explained.words[-1].read and not explained.words[0].read
 
-    def next_token(text):  # (id, probability) of the most likely token after the text's last 32 tokens
+    def next_token(text):  # the next-token distribution after the text's last 32 tokens
         last = tokenizer(text, add_special_tokens=False)["input_ids"][-32:]
         with torch.no_grad():
             return model(torch.tensor([last])).logits[0, -1].softmax(-1)
