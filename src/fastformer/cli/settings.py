@@ -277,26 +277,30 @@ def open_run_folder(verb: str, namespace: argparse.Namespace, positional: tuple[
     except NotARunFolder as error:
         raise SystemExit(f"fastformer {verb}: {error}") from None
     settings, args = verb_settings(verb, task, namespace, positional, **values)
-    check_positions(verb, namespace.model_dir, settings)
+    check_positions(verb, namespace.model_dir, settings, architecture)
     return RunFolder(TASKS[task](), task, architecture, settings, args)
 
 
-def check_positions(verb: str, folder, settings) -> None:
-    """--max-length (a summarizer's --max-source-length) past the model's positions: the one-line exit naming it,
-    before any text is read (the model would fail on the first long text, deep in its embeddings)."""
+def check_positions(verb: str, folder, settings, architecture: str | None) -> None:
+    """--max-length (a summarizer's --max-source-length) past the model's positions, or given to a folder with no
+    positions (a bag-of-words or Lead-3 baseline reads whole texts; the flag would be ignored): the one-line exit
+    naming it, before any text is read (a model would fail on the first long text, deep in its embeddings)."""
     from pathlib import Path
 
-    config = Path(folder) / "config.json"
-    if not config.is_file():  # a bag-of-words baseline: no positions
+    asked = [(name, value) for name in ("max_length", "max_source_length") if (value := getattr(settings, name, None))]
+    if not asked:
         return
+    config = Path(folder) / "config.json"
+    if not config.is_file():
+        flag, baseline = flag_name(asked[0][0]), f"the {architecture} baseline" if architecture else "a baseline"
+        raise SystemExit(f"fastformer {verb}: {flag}: {folder} holds {baseline}, which reads whole texts")
     try:
         positions = json.loads(config.read_text()).get("max_position_embeddings")
     except (json.JSONDecodeError, AttributeError):
         return  # (a damaged config.json is the loader's one line)
-    for name in ("max_length", "max_source_length"):
-        asked = getattr(settings, name, None)
-        if isinstance(positions, int) and isinstance(asked, int) and asked > positions:
+    for name, value in asked:
+        if isinstance(positions, int) and value > positions:
             raise SystemExit(
-                f"fastformer {verb}: {flag_name(name)} {asked}: the model reads at most {positions} tokens (its "
+                f"fastformer {verb}: {flag_name(name)} {value}: the model reads at most {positions} tokens (its "
                 "max_position_embeddings)"
             )

@@ -45,12 +45,6 @@ def classifier_head_fields(labels: LabelMap) -> dict[str, Any]:
     return dict(num_labels=len(labels), id2label=id2label, label2id={v: k for k, v in id2label.items()})
 
 
-def refuse_length_for_baseline(model_dir, architecture: str | None, settings) -> None:
-    """--max-length on a bag-of-words folder: refused in one line (it reads whole texts; the flag was ignored)."""
-    if architecture in BASELINES and getattr(settings, "max_length", None):
-        raise ValueError(f"--max-length: {model_dir} holds the {architecture} baseline, which reads whole texts")
-
-
 def baseline_module(architecture: str):
     """The module of a baseline architecture (BASELINES)."""
     return importlib.import_module(BASELINES[architecture])
@@ -201,7 +195,6 @@ class ClassificationTask(Task):
         from fastformer.engine.folder import run_settings
         from fastformer.tasks.classification.classifier import Classifier
 
-        refuse_length_for_baseline(model_dir, architecture, settings)
         run = run_settings(model_dir)
         text_field = settings.text_field if settings.text_field is not None else run.get("text_field")
         label_field = settings.label_field if settings.label_field is not None else run.get("label_field")
@@ -224,7 +217,6 @@ class ClassificationTask(Task):
         """The folder's classifier (or baseline) loaded once: texts -> label and class probabilities each."""
         from fastformer.tasks.classification.classifier import Classifier
 
-        refuse_length_for_baseline(model_dir, architecture, settings)
         if architecture in BASELINES:
             return baseline_module(architecture).classifier(model_dir)
         return Classifier(model_dir, settings.max_length)

@@ -18,16 +18,14 @@ from fastformer.engine.verbs import TEXT_VERBS
 from fastformer.tasks.summarize.config import SummarizationConfig, SummarizationEvaluation, SummarizationPrediction
 
 
-def read_settings(model_dir: str | Path, architecture: str | None, settings):
+def read_settings(model_dir: str | Path, settings):
     """The run's generation settings (`generation_settings`: its document length, beams, ...) with the verb's
-    --max-source-length where given; that flag on a Lead-3 folder is one line (it reads whole documents)."""
+    --max-source-length where given (a Lead-3 folder refuses it before: `cli.settings.check_positions`)."""
     from dataclasses import replace
 
     from fastformer.tasks.summarize.summarizer import generation_settings
 
     asked = getattr(settings, "max_source_length", None)
-    if asked and architecture == "lead3":
-        raise ValueError(f"--max-source-length: {model_dir} holds the lead3 baseline, which reads whole documents")
     cfg = generation_settings(model_dir)
     return replace(cfg, max_source_length=asked) if asked else cfg
 
@@ -144,7 +142,7 @@ class SummarizationTask(Task):
         `evaluation_file` beside `output` (metrics.json). `settings`: SummarizationEvaluation."""
         from fastformer.tasks.summarize.summarizer import evaluate_pairs, load_model, summarize
 
-        cfg = read_settings(model_dir, architecture, settings)
+        cfg = read_settings(model_dir, settings)
         pairs = read_pairs(
             settings.data, settings.source_field, settings.target_field, format=settings.format, where=settings.where
         )
@@ -169,7 +167,7 @@ class SummarizationTask(Task):
         """The folder's summarizer (or Lead-3) loaded once: documents -> their summary each."""
         from fastformer.tasks.summarize.summarizer import load_model, summarize
 
-        generation = read_settings(model_dir, architecture, settings)
+        generation = read_settings(model_dir, settings)
         if architecture == "lead3":
             from fastformer.data.summarization import split_sentences
 
