@@ -97,13 +97,18 @@ def generate_kwargs(model, cfg: SummarizationConfig, **overrides) -> dict[str, A
 
 
 @torch.no_grad()
+def source_length(model, cfg: SummarizationConfig) -> int:
+    """Document tokens read, as the run read its documents: its --max-source-length (an --init-from encoder may have
+    more positions), at most the encoder's positions."""
+    return min(cfg.max_source_length, model.config.max_position_embeddings)
+
+
 def summarize(model, tokenizer, documents: list[str], cfg: SummarizationConfig | None = None, **gen) -> list[str]:
     """Summaries of `documents` with the generation settings of `cfg` (beam search by default; `gen` overrides
     them, e.g. num_beams=1 for greedy), in batches of documents of similar length."""
     cfg = cfg or SummarizationConfig()  # the generation defaults
     settings = generate_kwargs(model, cfg, **gen)
-    # as the run read its documents: its --max-source-length (an --init-from encoder may have more positions)
-    max_source = min(cfg.max_source_length, model.config.max_position_embeddings)
+    max_source = source_length(model, cfg)
     model.eval()
     device = next(model.parameters()).device
     ids = tokenizer(documents, truncation=True, max_length=max_source)["input_ids"]  # as PairDataset reads them

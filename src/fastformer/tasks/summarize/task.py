@@ -178,11 +178,16 @@ class SummarizationTask(Task):
     def explained_model(self, model_dir: str | Path, architecture: str | None):
         """(model, tokenizer, `explain` settings): `fastformer explain` reads its encoder over the source, cut where
         the run cut it (--max-source-length), and the summary it shows is the one `predict` writes."""
-        from fastformer.tasks.summarize.summarizer import generate_kwargs, generation_settings, load_model
+        from fastformer.tasks.summarize.summarizer import (
+            generate_kwargs,
+            generation_settings,
+            load_model,
+            source_length,
+        )
 
         if architecture == "lead3":
             raise ValueError(f"{model_dir} holds the lead3 baseline: it has no attention weights to show")
         model, tokenizer = load_model(model_dir)
         settings = generation_settings(model_dir)
-        source = min(settings.max_source_length, model.config.max_position_embeddings)  # as `predict` reads it
-        return model, tokenizer, dict(max_length=source, generation=generate_kwargs(model, settings))
+        reading = dict(max_length=source_length(model, settings), generation=generate_kwargs(model, settings))
+        return model, tokenizer, reading
