@@ -64,14 +64,17 @@ class Scorer:
     # the task reads a text inside its tokenizer's own special tokens ([CLS] ... [SEP] of a BERT tokenizer, as a
     # classifier's or a summarizer's run encodes it; none for a tokenizer a run trained): added around the words here
     reads_special_tokens = False
+    truncations: tuple[str, ...] = ("head",)  # how the task cuts a long text (a classifier may keep its tail too)
 
     def __init__(self, model, tokenizer, max_length: int, generation: dict[str, Any], truncation: str = "head"):
         self.model, self.tokenizer, self.max_length = model, tokenizer, max_length
         self.generation, self.truncation = generation, truncation
         self.device = next(model.parameters()).device
         self.target: Any = None  # what the score is of: a class id, a token id, the summary's ids
-        if truncation != "head" and not isinstance(self, ClassifierScorer):
-            raise ValueError(f"truncation {truncation!r} is a classifier's: a {self.kind} model reads a text's head")
+        if truncation not in self.truncations:
+            if truncation in TRUNCATIONS:
+                raise ValueError(f"truncation {truncation!r} is a classifier's: a {self.kind} model reads the head")
+            raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
         self.before, self.after = special_tokens_around(tokenizer) if self.reads_special_tokens else ([], [])
         self.reserved_tokens = len(self.before) + len(self.after)  # of max_length, taken by the special tokens
 
@@ -123,11 +126,7 @@ class ClassifierScorer(Scorer):
 
     kind = "classification"
     reads_special_tokens = True
-
-    def __init__(self, model, tokenizer, max_length: int, generation: dict[str, Any], truncation: str = "head"):
-        if truncation not in TRUNCATIONS:
-            raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
-        super().__init__(model, tokenizer, max_length, generation, truncation)
+    truncations = TRUNCATIONS
 
     def read_head(self) -> int | None:
         if self.truncation == "head":
