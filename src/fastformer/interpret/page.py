@@ -137,15 +137,38 @@ def _prediction(explanation: Explanation) -> str:
     return f"<div>Summary the model generated:</div><blockquote>{html.escape(p.get('summary', ''))}</blockquote>"
 
 
+# how the model read a text -> (what it read of the text's tokens, the words it did not, where the words cut out of a
+# long text were, what an unread word's title says)
+READINGS = {
+    "head": (
+        "the first {n} of the text's {total} tokens",
+        "the last {u} words",
+        "after them",
+        "after the first {n} tokens",
+    ),
+    "tail": (
+        "the last {n} of the text's {total} tokens",
+        "the first {u} words",
+        "before them",
+        "before the last {n} tokens",
+    ),
+    "head+tail": (
+        "{n} of the text's {total} tokens, from its head and its tail",
+        "the {u} words between them",
+        "in their middle",
+        "between the head and the tail the model reads ({n} tokens)",
+    ),
+}
+
+
+def _reading(explanation: Explanation) -> str:
+    return "head+tail" if explanation.skips_middle else "tail" if explanation.skips_start else "head"
+
+
 def _text(explanation: Explanation, weights: np.ndarray, page_words: int) -> tuple[str, int]:
     """The text as pages of word spans (the characters between words kept as they are). Returns (html, pages)."""
     top = float(weights.max()) if len(weights) else 0.0
-    if explanation.skips_middle:
-        unread_title = f"not read: between the head and the tail the model reads ({explanation.tokens_read} tokens)"
-    elif explanation.skips_start:
-        unread_title = f"not read: before the last {explanation.tokens_read} tokens"
-    else:
-        unread_title = f"not read: after the first {explanation.tokens_read} tokens"
+    unread_title = "not read: " + READINGS[_reading(explanation)][3].format(n=explanation.tokens_read)
     cut = f"<span class='muted'> [&hellip; {explanation.words_not_shown} words not shown &hellip;] </span>"
     pages, current, cursor, read = [], [], 0, 0
     if explanation.words_not_shown and explanation.not_shown_after == -1:  # words cut out of the start
@@ -201,37 +224,15 @@ def _reading_notes(explanation: Explanation, pages: int, page_words: int) -> tup
         else ""
     )
     unread = len(explanation.words) - explanation.read_words
-    if explanation.skips_middle:
-        truncated = (
-            f"<p class='muted'>The model reads {explanation.tokens_read} of the text's {explanation.tokens_total} "
-            f"tokens, from its head and its tail: the {unread} words between them (struck through) were not read"
-            + (
-                f", nor the {explanation.words_not_shown} words in their middle (not shown)"
-                if explanation.words_not_shown
-                else ""
-            )
-            + ".</p>"
-        )
-    elif explanation.skips_start:
-        truncated = (
-            f"<p class='muted'>The model reads the last {explanation.tokens_read} of the text's "
-            f"{explanation.tokens_total} tokens: the first {unread} words (struck through) were not read"
-            + (f", nor the {cut} words before them (not shown)" if (cut := explanation.words_not_shown) else "")
-            + ".</p>"
-        )
-    else:
-        truncated = (
-            f"<p class='muted'>The model reads the first {explanation.tokens_read} of the text's "
-            f"{explanation.tokens_total} tokens: the last {unread} words (struck through) were not read"
-            + (
-                f", nor the {explanation.words_not_shown} words after them (not shown)"
-                if explanation.words_not_shown
-                else ""
-            )
-            + ".</p>"
-            if unread
-            else ""
-        )
+    reads, unread_words, cut_where, _ = READINGS[_reading(explanation)]
+    truncated = (
+        f"<p class='muted'>The model reads {reads.format(n=explanation.tokens_read, total=explanation.tokens_total)}: "
+        f"{unread_words.format(u=unread)} (struck through) were not read"
+        + (f", nor the {cut} words {cut_where} (not shown)" if (cut := explanation.words_not_shown) else "")
+        + ".</p>"
+        if unread
+        else ""
+    )
     unknown = explanation.unknown_words
     if unknown:  # the model sees these as one and the same token: their weights cannot tell them apart
         truncated += (
