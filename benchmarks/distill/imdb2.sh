@@ -19,6 +19,10 @@
 # 1.7: `python benchmarks/distill/by_length.py`).
 # Usage: bash benchmarks/distill/imdb2.sh            (SEEDS="1 2 3"; JOBS=1 runs side by side, THREADS=1 each)
 #        ONLY='imdb2-teacher-seed2|imdb2-gpu-student-lm3-seed2' bash benchmarks/distill/imdb2.sh   (just these runs)
+#        TEACHER_SEED=1 ONLY='imdb2-gpu-student-lm3-task-distilled-ht1024-seed2' bash benchmarks/distill/imdb2.sh
+#          (every taught student learns from the seed-1 teacher, not from its own seed's: no teacher trained again,
+#          3.9 h on one thread saved, where the teachers of seeds 1-3 spread by 0.01 on the test split; the teacher's
+#          folder is in the student's metrics.json, `data.teacher.folder`)
 #        python benchmarks/distill/summarize.py --protocol full     (the RESULTS table, NBSVM and TF-IDF beside)
 # The student's start is runs/distill/gpu-end-to-end-local-mixing-3 (the float32 run the shipped
 # pretrained/fastformer-minilm-l6-distilled was packed from, in bfloat16: mean-pooled embeddings at cosine 0.99996);
@@ -56,11 +60,12 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
   for seed in $SEEDS; do
     # the goal rows first (the teacher, then the student it teaches: the best student so far), the label-only student last
     echo "imdb2-teacher-seed$seed $protocol --seed $seed --init-from $TEACHER --architecture softmax --learning-rate 5e-5"
-    if [ -f "$OUT/imdb2-teacher-seed$seed/metrics.json" ] || [ "${DRY_RUN:-0}" = 1 ]; then
+    teacher_run=$OUT/imdb2-teacher-seed${TEACHER_SEED:-$seed}  # (the teacher of this seed's taught students)
+    if [ -f "$teacher_run/metrics.json" ] || [ "${DRY_RUN:-0}" = 1 ]; then
       echo "imdb2-gpu-student-lm3-task-distilled-seed$seed $protocol --seed $seed --init-from $STUDENT \
- --learning-rate 2e-4 --teacher $OUT/imdb2-teacher-seed$seed --unlabelled $UNLABELLED --max-unlabelled 5000"
+ --learning-rate 2e-4 --teacher $teacher_run --unlabelled $UNLABELLED --max-unlabelled 5000"
       echo "imdb2-gpu-student-lm3-task-distilled-ht1024-seed$seed ${protocol/--max-length 512/--max-length 1024} \
- --seed $seed --truncation head+tail --init-from $STUDENT --learning-rate 2e-4 --teacher $OUT/imdb2-teacher-seed$seed \
+ --seed $seed --truncation head+tail --init-from $STUDENT --learning-rate 2e-4 --teacher $teacher_run \
  --unlabelled $UNLABELLED --max-unlabelled 5000"
     fi
     echo "imdb2-gpu-student-lm3-seed$seed $protocol --seed $seed --init-from $STUDENT --learning-rate 2e-4"
