@@ -320,11 +320,21 @@ def test_accuracy_by_length_reads_each_review_back_and_buckets_it_by_its_tokens(
     assert (
         by_length.main(["--table", str(out)]) == 0 and "| student | 100.00 | 0.00 | 100.00 |" in capsys.readouterr().out
     )
+    later = tmp_path / "later"  # a run finished after the table was committed (the student's folder since gone)
+    later.mkdir()
+    later_rows = [{**r, "predicted": p} for r, p in zip(rows, ["neg", "pos", "pos"], strict=True)]
+    (later / "predictions_test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in later_rows))
+    assert by_length.main([f"later={later}", "--add-to", str(out)]) == 0
+    merged = json.loads(out.read_text())["runs"]
+    assert list(merged) == ["student", "later"] and merged["student"] == table
+    assert [merged["later"][name]["accuracy"] for _, _, name in by_length.BUCKETS] == [0.0, 100.0, 100.0]
     other = tmp_path / "other"
     other.mkdir()
     (other / "predictions_test.jsonl").write_text(json.dumps(rows[0]) + "\n")
     with pytest.raises(SystemExit, match="not predict the same test rows"):
         by_length.main([f"a={run}", f"b={other}"])
+    with pytest.raises(SystemExit, match="its runs predicted 3 test rows, these 1"):
+        by_length.main([f"b={other}", "--add-to", str(out)])
 
 
 def test_head_tail_reads_again_only_the_reviews_a_run_cut(tmp_path):

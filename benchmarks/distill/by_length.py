@@ -11,6 +11,8 @@ tokens and its last ones, Sun et al. 2019; bf16 autocast as the run was trained)
 
     python benchmarks/distill/by_length.py NAME=RUN_DIR [NAME=RUN_DIR ...] [--head-tail NAME] [--tokenizer DIR]
         [--json OUT]
+    python benchmarks/distill/by_length.py NAME=RUN_DIR --add-to benchmarks/distill/results/by-length-seed1.json
+        (these runs' rows added to a committed table, whose other runs' folders may be gone)
     python benchmarks/distill/by_length.py --table benchmarks/distill/results/by-length-seed1.json  (committed)
 """
 
@@ -104,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokenizer", default="pretrained/fastformer-minilm-l6-distilled")
     parser.add_argument("--json", help="write the table as JSON here too")
     parser.add_argument("--table", help="print the table of a JSON file --json wrote, and nothing else")
+    parser.add_argument("--add-to", metavar="JSON", help="add these runs' rows to a table --json wrote (rewritten)")
     args = parser.parse_args(argv)
     if args.table:
         print(markdown(json.loads(Path(args.table).read_text())["runs"]))
@@ -125,11 +128,21 @@ def main(argv: list[str] | None = None) -> int:
         if name not in runs:
             raise SystemExit(f"by_length.py: --head-tail {name}: not one of the runs ({', '.join(runs)})")
         runs[f"{name}, head+tail"] = read_cut_again(folders[name], runs[name], texts, "head+tail")
+    if args.add_to:  # the committed rows first: the same tokenizer's lengths, the same test rows
+        committed = json.loads(Path(args.add_to).read_text())
+        args.json, args.tokenizer = args.add_to, committed["tokenizer"]
+        reviews = next(iter(committed["runs"].values()))["all"]["reviews"]
+        if len(first) != reviews:
+            raise SystemExit(
+                f"by_length.py: --add-to {args.add_to}: its runs predicted {reviews:,} test rows, these {len(first):,}"
+            )
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     sources = list(texts)
     encoded = tokenizer([texts[s] for s in sources], add_special_tokens=False, verbose=False)["input_ids"]
     lengths = {s: len(ids) for s, ids in zip(sources, encoded, strict=True)}
     table = accuracy_by_length(runs, lengths)
+    if args.add_to:
+        table = {**committed["runs"], **table}
     print(markdown(table))
     if args.json:
         Path(args.json).write_text(json.dumps(dict(tokenizer=args.tokenizer, runs=table), indent=1) + "\n")
