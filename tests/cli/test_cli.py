@@ -256,5 +256,7 @@ def test_a_verb_offers_every_task_flag_and_refuses_one_the_folder_task_does_not_
         SystemExit, match=r"^fastformer predict: --max-new-tokens, --data: not read when predicting with"
     ):
         main(["predict", str(folder), "a text", "--max-new-tokens", "3", "--data", "x"])
-    with pytest.raises(SystemExit, match=r"a classification run \(it reads --file, --max-length\)$"):
+    with pytest.raises(
+        SystemExit, match=r"a classification run \(it reads --file, --text-field, --where, --max-length\)$"
+    ):
         main(["predict", str(folder), "a text", "--max-new-tokens", "3"])

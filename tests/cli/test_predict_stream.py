@@ -139,7 +139,9 @@ def test_convert_mindrec_never_replaces_existing_files_unasked(tmp_path):
     assert (out / "news.tsv").read_text() != "mine"
 
 
-def test_evaluate_reuses_the_runs_own_fields_and_threshold(tmp_path):
+def test_evaluate_and_predict_reuse_the_runs_own_fields_and_threshold(tmp_path, capsys):
+    """A run trained on a JSON Lines file's `body`: evaluate reads its fields and threshold, and predict --file on
+    such a file reads each record's `body` (not the JSON line as a text), --where keeping some records."""
     rows = [
         {"body": f"a {word} film {i}", "stars": stars} for i in range(40) for word, stars in (("fine", 9), ("dull", 2))
     ]
@@ -183,6 +185,17 @@ def test_evaluate_reuses_the_runs_own_fields_and_threshold(tmp_path):
     out = tmp_path / "metrics.json"
     assert main(["evaluate", str(model), "--data", str(data), "--output", str(out)]) == 0  # no fields given
     assert json.loads(out.read_text())["examples"] == 80
+    capsys.readouterr()
+    assert main(["predict", str(model), "--file", str(data), "--no-progress"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["line"], r["text"]) for r in records] == [(i + 1, row["body"]) for i, row in enumerate(rows)]
+    assert main(["predict", str(model), "--file", str(data), "--where", "stars=9", "--no-progress"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["line"] for r in records] == list(range(1, 81, 2)) and records[0]["text"] == "a fine film 0"
+    with pytest.raises(SystemExit, match=r"reviews.jsonl:1: field 'text': missing; the record has \['body', 'stars'\]"):
+        main(["predict", str(model), "--file", str(data), "--text-field", "text"])
+    with pytest.raises(SystemExit, match="--where 'stars': expected KEY=VALUE"):
+        main(["predict", str(model), "--file", str(data), "--where", "stars"])
 
 
 def test_predictions_of_a_nan_model_are_json_null_with_a_warning(classifier, tmp_path, capsys):
@@ -337,3 +350,25 @@ def test_a_length_past_the_models_positions_is_one_line_before_anything(classifi
         says = "--max-length 1000: the model reads at most 48 tokens (its max_position_embeddings)"
         assert str(refused.value.code) == f"fastformer {command[0]}: {says}"
         assert not out.exists()
+
+
+def test_explain_reads_a_json_lines_file_as_predict_does(classifier, tmp_path):
+    """explain --file on JSON Lines: a page per record with text, named by the line it is on (the blank line and the
+    filtered-out record none); a missing field is one line, no page written."""
+    source = tmp_path / "reviews.jsonl"
+    rows = [
+        {"review": "w1 w2 mark1x1", "keep": "y"},
+        {"review": "w3 mark2x2", "keep": "n"},
+        {"review": "", "keep": "y"},
+    ]
+    source.write_text(json.dumps(rows[0]) + "\n\n" + "".join(json.dumps(r) + "\n" for r in rows[1:]))
+    pages = tmp_path / "pages"
+    explain = ["explain", str(classifier), "--file", str(source), "--top-k", "0", "--output-dir", str(pages)]
+    assert main([*explain, "--text-field", "review"]) == 0
+    assert sorted(p.name for p in pages.iterdir()) == ["line-1.html", "line-3.html"]
+    assert "mark2x2" in (pages / "line-3.html").read_text()
+    with pytest.raises(SystemExit, match=r"^fastformer explain: .*reviews.jsonl:1: field 'text': missing"):
+        main([*explain, "--output-dir", str(tmp_path / "none")])
+    assert not (tmp_path / "none").exists()
+    assert main([*explain, "--text-field", "review", "--where", "keep=n", "--output-dir", str(tmp_path / "kept")]) == 0
+    assert [p.name for p in (tmp_path / "kept").iterdir()] == ["line-3.html"]

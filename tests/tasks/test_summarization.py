@@ -177,6 +177,14 @@ def test_lead3_baseline(tmp_path, capsys):
     for command in (["predict", str(out), "A text."], ["evaluate", str(out), "--data", str(CNNDM / "x.csv")]):
         with pytest.raises(SystemExit, match="--max-source-length: .* holds the lead3 baseline, which reads whole"):
             main([*command, "--max-source-length", "64"])
+    # predict --file on CNN / DailyMail's own CSV: each row's article (the task's default field), not its lines
+    from fastformer.data.summarization import lead, read_pairs
+
+    pairs = read_pairs(CNNDM / "test_first500.csv.gz")[:2]
+    assert main(["predict", str(out), "--file", str(CNNDM / "test_first500.csv.gz"), "--no-progress"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(rows) == 500 and [r["summary"] for r in rows[:2]] == [lead(p) for p in pairs]
+    assert [r["line"] for r in rows[:2]] == [int(p.origin.rsplit(":", 1)[1]) for p in pairs]
 
 
 @pytest.mark.slow

@@ -24,16 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_verb_arguments(parser, "evaluate")
 
 
-def read_flags(args: argparse.Namespace) -> tuple[argparse.Namespace, dict[str, str] | None]:
-    """(the flags but --where, the --where filter), or a one-line exit."""
-    where = getattr(args, "where", [])
-    bad = [item for item in where if "=" not in item]
-    if bad:
-        raise SystemExit(f"fastformer evaluate: --where {bad[0]!r}: expected KEY=VALUE")
-    given = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "where"})
-    return given, dict(item.split("=", 1) for item in where) or None
-
-
 def output_path(model_dir: str, settings, companion: str | None = None) -> Path:
     """Where metrics.json goes: --output, else a new evaluations/<data name>[-N] folder. --output and the file the
     task writes beside it (`companion`) are checked as every output is (`fastformer.cli.outputs.check_output`): never
@@ -69,10 +59,10 @@ def output_path(model_dir: str, settings, companion: str | None = None) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fastformer.cli.settings import open_run_folder
+    from fastformer.cli.settings import open_run_folder, where_filter
     from fastformer.data import DataError
 
-    given, where = read_flags(args)
+    given, where = where_filter("evaluate", args)
     runner, _, architecture, settings, _ = open_run_folder("evaluate", given, ("model_dir",), where=where)
     out = output_path(args.model_dir, settings, runner.evaluation_file)
     try:

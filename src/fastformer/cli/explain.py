@@ -1,11 +1,11 @@
 """Show what a trained Fastformer read: one self-contained HTML page per input (no network), with each word shaded by
 the chosen additive-attention weights (the classifier's pooling, or any layer's alpha / beta, one head or the mean),
 the prediction, a per-head view and a faithfulness check (the prediction's fall when the top-weighted words are cut,
-against random words). Texts come from the command line and / or one per line of --file; a classifier, a language
-model (the weights behind its next token) and a summarizer (its encoder over the source) are explained per text, a
-news recommender per user (--user ID with --data, a MIND folder). Pages are written to --output-dir (default
-MODEL_DIR/explanations), named by input (arg-1.html, line-3.html, user-ID.html); --png adds a static picture and
---json the data."""
+against random words). Texts come from the command line and / or --file (one a line, or a JSON Lines / CSV / TSV
+file's --text-field); a classifier, a language model (the weights behind its next token) and a summarizer (its
+encoder over the source) are explained per text, a news recommender per user (--user ID with --data, a MIND folder).
+Pages are written to --output-dir (default MODEL_DIR/explanations), named by input (arg-1.html, line-3.html,
+user-ID.html); --png adds a static picture and --json the data."""
 
 from __future__ import annotations
 
@@ -31,9 +31,10 @@ def _fail(message: str):
     raise SystemExit(f"fastformer explain: {message}")
 
 
-def _texts(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """(name, text) of each input: arg-N for the N-th argument, line-N for line N of --file (blank lines skipped)."""
-    from fastformer.cli.streaming import inputs
+def _texts(args: argparse.Namespace, runner) -> list[tuple[str, str]]:
+    """(name, text) of each input: arg-N for the N-th argument, line-N for the record of --file at line N (blank
+    lines and empty texts skipped)."""
+    from fastformer.cli.inputs import file_inputs
 
     if args.file and not Path(args.file).is_file():
         from fastformer.cli.inputs import not_a_file
@@ -43,7 +44,7 @@ def _texts(args: argparse.Namespace) -> list[tuple[str, str]]:
 
     named = []
     try:  # a file that is not UTF-8 (or not readable) is one line, as predict says it
-        for kind, number, text in inputs(args.texts, args.file):
+        for kind, number, text in file_inputs(args, runner):
             if text.strip():
                 named.append((f"{'arg' if kind == 'argument' else 'line'}-{number}", text))
     except (DataError, OSError) as error:
@@ -80,16 +81,17 @@ def explain_folder(folder: RunFolder, output: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fastformer.cli.settings import open_run_folder
+    from fastformer.cli.settings import open_run_folder, where_filter
     from fastformer.data import DataError
     from fastformer.interpret import View, explain
 
-    folder = open_run_folder("explain", args, ("model_dir", "texts"))
+    given, where = where_filter("explain", args)
+    folder = open_run_folder("explain", given, ("model_dir", "texts"), where=where)
     runner, architecture, args = folder.runner, folder.architecture, folder.args
     output = Path(args.output_dir) if args.output_dir else Path(args.model_dir) / "explanations"
     if not runner.reads_texts:
         return explain_folder(folder, output)
-    named = _texts(args)
+    named = _texts(args, runner)
     try:
         model, tokenizer, reading = runner.explained_model(args.model_dir, architecture)  # as `predict` reads
     except ValueError as error:

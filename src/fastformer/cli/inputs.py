@@ -11,6 +11,18 @@ def not_a_file(path: str | Path) -> str:
     return f"{path}: is a folder, not a file of texts (one per line)" if path.is_dir() else f"{path}: no such file"
 
 
+def file_inputs(args, runner):
+    """`fastformer.cli.streaming.inputs` of a verb on a run folder (`args`: its texts, --file, --text-field, --where):
+    a JSON Lines / CSV / TSV file's texts from --text-field, else from the field the run read its own from."""
+    from fastformer.cli.streaming import inputs
+    from fastformer.engine.folder import run_settings
+
+    setting, default = runner.text_field_default
+    if args.file and args.text_field is None:
+        default = run_settings(args.model_dir).get(setting) or default
+    return inputs(args.texts, args.file, args.text_field, args.where, str(default))
+
+
 def texts_from(given: list[str], file: str | None, command: str, what: str = "texts") -> list[str]:
     """The texts given on the command line, then the non-blank lines of `file`; an error if there are none."""
     texts = list(given)

@@ -1,9 +1,10 @@
-"""Predict with a trained folder of any task (the folder says which): a classifier or TF-IDF baseline labels texts,
-a language model continues them, a summarizer (or the Lead-3 baseline) summarizes documents; texts come from the
-command line and / or one per line of `--file`. The output streams: one JSON record per input, in order, naming it
-(`"argument": i` or `"line": n`), written as each chunk is done (blank lines get a record marked `"blank": true`), so
-memory stays bounded whatever the file's size. A news recommender ranks the candidates of every impression of a MIND
-folder (`--data`) into the leaderboard's prediction file (`impression_id [rank1,rank2,...]`, 1-based ranks)."""
+"""Predict with a trained folder of any task (the folder says which): a classifier or TF-IDF baseline labels texts, a
+language model continues them, a summarizer (or the Lead-3 baseline) summarizes documents; texts come from the
+command line and / or `--file` (one a line, or a JSON Lines / CSV / TSV file's `--text-field`). The output streams:
+one JSON record per input, in order, naming it (`"argument": i` or `"line": n`), written as each chunk is done (blank
+lines get a record marked `"blank": true`), so memory stays bounded whatever the file's size. A news recommender
+ranks the candidates of every impression of a MIND folder (`--data`) into the leaderboard's prediction file
+(`impression_id [rank1,rank2,...]`, 1-based ranks)."""
 
 from __future__ import annotations
 
@@ -47,11 +48,13 @@ def predict_folder(args: argparse.Namespace, runner, architecture: str | None, s
 
 
 def run(args: argparse.Namespace) -> int:
-    from fastformer.cli.settings import open_run_folder
-    from fastformer.cli.streaming import inputs, stream
+    from fastformer.cli.inputs import file_inputs
+    from fastformer.cli.settings import open_run_folder, where_filter
+    from fastformer.cli.streaming import stream
     from fastformer.data import DataError
 
-    runner, task, architecture, settings, args = open_run_folder("predict", args, ("model_dir", "texts"))
+    given, where = where_filter("predict", args)
+    runner, task, architecture, settings, args = open_run_folder("predict", given, ("model_dir", "texts"), where=where)
     if not runner.reads_texts:
         if args.texts:
             raise SystemExit(f"fastformer predict: a {task} run predicts over a data folder (--data), not texts")
@@ -73,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             raise SystemExit(f"fastformer predict: {error}") from None
     try:
         predict = runner.predictor(args.model_dir, architecture, settings)
-        stream(inputs(args.texts, args.file), predict, args.output, progress=args.progress)
+        stream(file_inputs(args, runner), predict, args.output, progress=args.progress)
     except (DataError, ValueError) as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     except OSError as error:  # a full disk while writing --output: the partial file is gone (atomic_output)

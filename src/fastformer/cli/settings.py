@@ -206,6 +206,16 @@ def add_verb_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
         parser.add_argument("--where", action="append", default=argparse.SUPPRESS, metavar="KEY=VALUE", help=help_text)
 
 
+def where_filter(verb: str, args: argparse.Namespace) -> tuple[argparse.Namespace, dict[str, str] | None]:
+    """(the flags but --where, the --where items as a filter) of `fastformer VERB`, or a one-line exit."""
+    where = getattr(args, "where", [])
+    bad = [item for item in where if "=" not in item]
+    if bad:
+        raise SystemExit(f"fastformer {verb}: --where {bad[0]!r}: expected KEY=VALUE")
+    given = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "where"})
+    return given, dict(item.split("=", 1) for item in where) or None
+
+
 def _given_flags(namespace: argparse.Namespace, positional: tuple[str, ...], values: dict[str, Any]) -> dict[str, Any]:
     """The flags given on a verb's command line (its positional arguments aside), and `values` that are set."""
     given = {k: v for k, v in vars(namespace).items() if k not in ("command", *positional)}

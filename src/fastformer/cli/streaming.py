@@ -1,4 +1,4 @@
-"""Prediction at any scale: inputs read lazily (command-line texts, then the lines of a file), predicted a chunk at a
+"""Prediction at any scale: inputs read lazily (command-line texts, then the records of a file), predicted a chunk at a
 time, each record written as soon as its chunk is done. Memory stays bounded whatever the input size, and the output
 has one JSON record per input in input order, naming it (`"argument": i` or `"line": n`) with the text's first 80
 characters; a blank input line gets a record marked `"blank": true` instead of a prediction, so outputs can be
@@ -17,17 +17,23 @@ from pathlib import Path
 CHUNK = 256  # inputs predicted together
 
 
-def inputs(given: list[str], file: str | None) -> Iterator[tuple[str, int, str]]:
-    """(kind, number, text): the texts given as arguments ("argument", 1-based), then every line of `file`
-    ("line", its line number; blank lines included)."""
-    from fastformer.data.files import open_text
+def inputs(
+    given: list[str],
+    file: str | None,
+    text_field: str | None = None,
+    where: dict[str, str] | None = None,
+    default_field: str = "text",
+) -> Iterator[tuple[str, int, str]]:
+    """(kind, number, text): the texts given as arguments ("argument", 1-based), then the records of `file` ("line",
+    the line each starts at): one text a line (blank lines included), or a JSON Lines / CSV / TSV file's
+    `text_field` (default `default_field`; `fastformer.data.text_corpus.numbered_texts`)."""
+    from fastformer.data.text_corpus import numbered_texts
 
     for number, text in enumerate(given, start=1):
         yield "argument", number, text
     if file:
-        with open_text(Path(file)) as lines:
-            for number, line in enumerate(lines, start=1):
-                yield "line", number, line.rstrip("\r\n")
+        for number, text in numbered_texts(Path(file), text_field, where, default_field):
+            yield "line", number, text
 
 
 def stream(

@@ -1,15 +1,16 @@
 """Unlabelled text for language modelling: JSON Lines (a text field, optional filters), CSV / TSV (a column by name
 or position, header row), or plain text (one document per line); gzip of any of these. Bad rows are reported with
-file, line and field, as for labelled data.
+file, line and field, as for labelled data. `numbered_texts`: the texts of a file to predict for, each with its line.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from fastformer.data.files import DataError, column, json_records, open_text
+from fastformer.data.files import DataError, column, json_records, open_text, rows_with_lines
 
 CORPUS_FORMATS = ("jsonl", "csv", "tsv", "txt")
 
@@ -70,3 +71,98 @@ def _documents(path: Path, kind: str, text_field, where) -> Iterator[str | None]
             if text_column >= len(row):
                 raise DataError(path, number, str(field), f"the row has {len(row)} columns")
             yield row[text_column]
+
+
+def numbered_texts(
+    path: str | Path,
+    text_field: str | None = None,
+    where: dict[str, str] | None = None,
+    default_field: str = "text",
+) -> Iterator[tuple[int, str]]:
+    """(line, text) of every record of a file of texts to predict for, in order, the line being where the record
+    starts. JSON Lines (by the name, .jsonl / .json / .ndjson, .gz looked through; or a first line that is a JSON
+    object): each record's `text_field` (default `default_field`; a list of strings is its items a line each, null an
+    empty text), `where` keeping the records whose fields equal its values. CSV / TSV: the column `text_field` names
+    in the header row, or, given as a position, that column of every row of a file without a header row. Any other
+    file: one text a line, blank lines included (their records say so). A record without the field is an error
+    naming its file and line: a JSON line is never read as a text."""
+    path = Path(path)
+    kind = _corpus_format(path, None)
+    if kind == "txt" and _first_line_is_a_json_object(path):
+        kind = "jsonl"  # (Cohan et al.'s PubMed and arXiv ship JSON Lines as train.txt / val.txt / test.txt)
+    if where and kind != "jsonl":
+        raise DataError(path, None, None, "--where filters JSON Lines records (.jsonl); this file is not one")
+    if kind == "txt":
+        if text_field is not None:
+            raise DataError(
+                path,
+                None,
+                None,
+                "--text-field reads JSON Lines / CSV / TSV files (.jsonl, .csv, .tsv); this one is "
+                "read one text a line",
+            )
+        with open_text(path) as lines:
+            for number, line in enumerate(lines, start=1):
+                yield number, line.rstrip("\r\n")
+        return
+    field = default_field if text_field is None else text_field
+    if kind == "jsonl":
+        for number, record in json_records(path, where):
+            if field not in record:
+                raise DataError(path, number, field, f"missing; the record has {sorted(record)}")
+            yield number, _record_text(record[field], path, number, field)
+        return
+    yield from _numbered_cells(path, "," if kind == "csv" else "\t", field)
+
+
+def _first_line_is_a_json_object(path: Path) -> bool:
+    with open_text(path) as lines:
+        first = next((line for line in lines if line.strip()), "")
+    try:
+        return isinstance(json.loads(first), dict)
+    except ValueError:
+        return False
+
+
+def _record_text(value, path: Path, number: int, field: str) -> str:
+    """A JSON record's text: a string, a list of strings (sentences: a line each) or null (empty)."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return "\n".join(value)
+    raise DataError(path, number, field, f"expected a string or a list of strings, got {type(value).__name__}")
+
+
+def _shown(row: list[str], cells: int = 6, width: int = 30) -> list[str]:
+    """A row as an error shows it: its first cells, each cut (a header-less file's first row holds whole texts)."""
+    return [cell if len(cell) <= width else cell[:width] + "..." for cell in row[:cells]]
+
+
+def _numbered_cells(path: Path, delimiter: str, field: str) -> Iterator[tuple[int, str]]:
+    """(line, cell) of the column `field` names (a header row) or places (a position: no header row)."""
+    positional = field.lstrip("-").isdigit()
+    with open_text(path) as f:
+        reader = csv.reader(f, delimiter=delimiter)
+        line = 0
+        try:
+            header = None if positional else next(reader, None)
+            if not positional:
+                if header is None:
+                    raise DataError(path, None, None, "the file is empty")
+                if field not in header:
+                    raise DataError(
+                        path,
+                        1,
+                        field,
+                        f"no such column in the header row {_shown(header)}; give the text column's "
+                        "name, or for a file without a header row its position (--text-field 1: the second column)",
+                    )
+            index = header.index(field) if header else int(field)
+            for line, row in rows_with_lines((), reader, start=2 if header else 1):
+                if not row:
+                    continue  # a blank line: no record
+                if not -len(row) <= index < len(row):
+                    raise DataError(path, line, field, f"the row has {len(row)} columns")
+                yield line, row[index]
+        except csv.Error as error:
+            raise DataError(path, line + 1, None, f"malformed row: {error}") from None

@@ -71,6 +71,9 @@ class Task:
     verbs: ClassVar[dict[str, type | None]] = {}
     instead: ClassVar[str] = ""  # said when a verb it lacks is asked for (FOLDER: the folder)
     reads_texts: ClassVar[bool] = True  # predict / explain read texts (False: a data folder, --data / --user)
+    # where the texts of a JSON Lines / CSV / TSV `--file` are, without --text-field: (the run setting that named the
+    # field its texts were read from, the field read where the run set none)
+    text_field_default: ClassVar[tuple[str, str]] = ("text_field", "text")
     # its model, which the engine builds (engine/start.py): a class of fastformer.models.fastformer (None: the task
     # builds its own in `build_model`)
     model_class_name: ClassVar[str | None] = None

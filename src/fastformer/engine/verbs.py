@@ -55,7 +55,17 @@ class PredictionSettings(Settings):
 class TextPredictionSettings(PredictionSettings):
     """A task that predicts from texts: the command line's and / or a file's."""
 
-    file: str | None = setting(None, "a file with one text per line (read as it is predicted)")
+    file: str | None = setting(
+        None,
+        "a file of texts, read as they are predicted: one a line, or by its name a JSON Lines / CSV / TSV file's "
+        "--text-field (.jsonl, .csv, .tsv; .gz too)",
+    )
+    text_field: str | None = setting(
+        None,
+        "JSON key, or CSV / TSV column (a header row's name; a position in a file without one), of a --file's "
+        "texts (default: the run's own)",
+    )
+    where: dict[str, str] | None = setting(None, "JSON Lines filter of --file (--where KEY=VALUE)", flag=False)
 
 
 @dataclass
@@ -71,7 +81,17 @@ class ExplanationSettings(Settings):
 class TextExplanationSettings(ExplanationSettings):
     """A task explained per text (fastformer.interpret: a classifier, a language model, a summarizer's encoder)."""
 
-    file: str | None = setting(None, "a file with one text per line (blank lines are skipped)")
+    file: str | None = setting(
+        None,
+        "a file of texts: one a line (blank lines are skipped), or by its name a JSON Lines / CSV / TSV file's "
+        "--text-field (.jsonl, .csv, .tsv; .gz too)",
+    )
+    text_field: str | None = setting(
+        None,
+        "JSON key, or CSV / TSV column (a header row's name; a position in a file without one), of a --file's "
+        "texts (default: the run's own)",
+    )
+    where: dict[str, str] | None = setting(None, "JSON Lines filter of --file (--where KEY=VALUE)", flag=False)
     weights: str | None = setting(
         None,
         "the weights the page opens on (default: pooling where the model pools, else alpha)",

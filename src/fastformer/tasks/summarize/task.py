@@ -41,6 +41,7 @@ class SummarizationTask(Task):
     )
     model_class_name = "FastformerForConditionalGeneration"
     evaluation_file = "summaries.jsonl"
+    text_field_default = ("source_field", "article")  # (CNN / DailyMail's documents)
 
     def load_data(self, cfg: SummarizationConfig, report: dict[str, Any]):
         from fastformer.tasks.summarize.summarizer import load_splits

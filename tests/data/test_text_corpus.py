@@ -1,0 +1,95 @@
+"""`numbered_texts`: the texts of a file to predict for, each with the line its record starts at, from IMDB's JSON
+Lines and Yelp's header-less CSV as they are shipped, and from files with a header row, lists, nulls and blanks; a
+record without its text is an error naming the file and line, never a JSON line read as a text."""
+
+import gzip
+import json
+from itertools import islice
+from pathlib import Path
+
+import pytest
+
+from fastformer.data.files import DataError
+from fastformer.data.text_corpus import numbered_texts
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def test_imdb_json_lines_read_their_text_field_with_the_filter_and_the_line():
+    path = DATA / "imdb" / "imdb_ratings.jsonl.gz"
+    with gzip.open(path, "rt") as lines:
+        records = [json.loads(line) for line in islice(lines, 200)]
+    assert list(islice(numbered_texts(path), 6)) == [(i + 1, r["text"]) for i, r in enumerate(records[:6])]
+    rated = [(i + 1, r["text"]) for i, r in enumerate(records) if r["rating"] == 10]
+    assert len(rated) >= 3 and list(islice(numbered_texts(path, where={"rating": "10"}), 3)) == rated[:3]
+
+
+def test_yelp_csv_without_a_header_row_reads_a_column_by_position_and_refuses_a_name(tmp_path):
+    with gzip.open(DATA / "yelp5" / "yelp_test.csv.gz", "rt") as lines:
+        head = "".join(islice(lines, 3))
+    path = tmp_path / "yelp.csv"
+    path.write_text(head)
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(head)))
+    assert list(numbered_texts(path, "1")) == [(1, rows[0][1]), (2, rows[1][1]), (3, rows[2][1])]
+    with pytest.raises(
+        DataError, match=r"yelp.csv:1: field 'text': no such column in the header row \['\d', '.{30}\.\.\.'\]"
+    ):
+        list(numbered_texts(path))
+
+
+def test_header_rows_lists_nulls_and_blanks(tmp_path):
+    csv_file = tmp_path / "reviews.tsv"
+    csv_file.write_text('id\treview\n1\tA fine film\n\n2\t"dull,\nlong"\n')
+    assert list(numbered_texts(csv_file, "review")) == [(2, "A fine film"), (4, "dull,\nlong")]
+    assert list(numbered_texts(csv_file, default_field="review")) == [(2, "A fine film"), (4, "dull,\nlong")]
+    lines = tmp_path / "docs.jsonl"
+    records = [{"article": ["One.", "Two."]}, {"article": None}, {"article": "Three."}]
+    lines.write_text(json.dumps(records[0]) + "\n\n" + "".join(json.dumps(r) + "\n" for r in records[1:]))
+    assert list(numbered_texts(lines, "article")) == [(1, "One.\nTwo."), (3, ""), (4, "Three.")]
+    plain = tmp_path / "texts.txt"
+    plain.write_text('good\n\n{"text": "read as it is"}\n')
+    assert list(numbered_texts(plain)) == [(1, "good"), (2, ""), (3, '{"text": "read as it is"}')]
+
+
+def test_cohans_pubmed_named_txt_is_read_as_json_lines_its_sentences_a_line_each(tmp_path):
+    """Cohan et al. ship their JSON Lines as test.txt: the first line, a JSON object, says what the file is."""
+    with gzip.open(DATA / "pubmed" / "cohan_sample_test.jsonl.gz", "rt") as lines:
+        first = next(lines)
+    path = tmp_path / "test.txt"
+    path.write_text(first)
+    assert list(numbered_texts(path, "article_text")) == [(1, "\n".join(json.loads(first)["article_text"]))]
+    with pytest.raises(DataError, match=r"test.txt:1: field 'article': missing; the record has \['abstract_text'"):
+        list(numbered_texts(path, default_field="article"))
+
+
+@pytest.mark.parametrize(
+    "name, content, options, says",
+    [
+        (
+            "a.jsonl",
+            '{"text": "ok"}\n{"review": "x"}\n',
+            {},
+            r"a.jsonl:2: field 'text': missing; the record has \['review'\]",
+        ),
+        ("a.jsonl", '{"text": 3}\n', {}, "a.jsonl:1: field 'text': expected a string or a list of strings, got int"),
+        ("a.jsonl", '{"text": "ok"}\nnot json\n', {}, "a.jsonl:2: not valid JSON"),
+        (
+            "a.csv",
+            "id,text\n1,ok\n",
+            {"where": {"id": "1"}},
+            r"--where filters JSON Lines records \(.jsonl\); this file is not one",
+        ),
+        ("a.csv", "a,b\n1\n", {"text_field": "1"}, "a.csv:2: field '1': the row has 1 columns"),
+        ("a.csv", "", {}, "the file is empty"),
+        ("a.txt", "ok\n", {"text_field": "text"}, "--text-field reads JSON Lines / CSV / TSV files"),
+        ("a.txt", "ok\n", {"where": {"a": "b"}}, r"--where filters JSON Lines records \(.jsonl\)"),
+    ],
+)
+def test_refusals_name_the_file_and_line(tmp_path, name, content, options, says):
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(DataError, match=says):
+        list(numbered_texts(path, **options))
