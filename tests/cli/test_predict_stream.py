@@ -237,10 +237,12 @@ def test_export_on_a_full_disk_leaves_nothing_half_written(classifier, tmp_path)
 
 
 def test_a_file_that_is_not_utf8_is_one_line_for_explain_as_for_predict(classifier, tmp_path):
+    """(generate reads its prompts before it looks at the folder: a traceback until 2026-12-06)"""
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes("café film\n".encode("latin-1"))
     for argv in (["explain", str(classifier), "--file", str(latin1), "--output-dir", str(tmp_path / "pages")],
-                 ["predict", str(classifier), "--file", str(latin1)]):  # fmt: skip
+                 ["predict", str(classifier), "--file", str(latin1)],
+                 ["generate", str(classifier), "--file", str(latin1)]):  # fmt: skip
         with pytest.raises(SystemExit) as refused:
             main(argv)
         assert "latin1.txt:1: not UTF-8 text (byte 0xe9 at column 4)" in str(refused.value.code)

@@ -120,6 +120,15 @@ def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
     rows = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
     assert [r["prompt"] for r in rows] == ["the movie was", "i did not"]
     assert all(r["continuation"].strip() for r in rows)
+    prompts = tmp_path / "prompts.jsonl"  # a JSON Lines file of prompts: each record's field, not the JSON line
+    prompts.write_text('{"prompt": "the movie was"}\n\n{"prompt": "i did not"}\n')
+    assert main(["generate", str(out), "--file", str(prompts), "--text-field", "prompt", "--max-new-tokens", "2"]) == 0
+    assert [json.loads(line)["prompt"] for line in capsys.readouterr().out.splitlines()] == [
+        "the movie was",
+        "i did not",
+    ]
+    with pytest.raises(SystemExit, match=r"^fastformer generate: .*prompts.jsonl:1: field 'text': missing"):
+        main(["generate", str(out), "--file", str(prompts)])
 
     baseline = tmp_path / "gpt2"
     args = [*common, "--architecture", "gpt2", "--tokenizer", str(out / "tokenizer"), "--output-dir", str(baseline)]

@@ -1,6 +1,7 @@
 """Continue prompts with a trained causal language model folder (`fastformer train lm`), through `generate()`:
-greedy by default, beam search with --num-beams, sampling with --do-sample. Prompts are given here or one per line
-of a file; each result is printed as a JSON line (or written to --output).
+greedy by default, beam search with --num-beams, sampling with --do-sample. Prompts are given here or in a file (one
+a line, or a JSON Lines / CSV / TSV file's --text-field); each result is printed as a JSON line (or written to
+--output).
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ HELP = "continue prompts with a trained language model"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model_dir", help="a folder written by `fastformer train lm` (any AutoModelForCausalLM)")
     parser.add_argument("prompts", nargs="*", help="prompts to continue")
-    parser.add_argument("--file", help="a file with one prompt per line")
+    parser.add_argument(
+        "--file", help="a file of prompts: one a line, or by its name a JSON Lines / CSV / TSV file's --text-field"
+    )
+    parser.add_argument("--text-field", help="JSON key or CSV / TSV column of a --file's prompts (default: text)")
     parser.add_argument("--output", help="write JSON Lines here instead of printing")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output file")
     parser.add_argument("--max-new-tokens", type=int, default=40)
@@ -41,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
             check_output(args.output, inputs=(args.file,), folders=(args.model_dir,), overwrite=args.overwrite)
         except OutputRefused as error:
             raise SystemExit(f"fastformer generate: {error}") from None
-    prompts = texts_from(args.prompts, args.file, "generate", "prompts")
+    prompts = texts_from(args.prompts, args.file, "generate", "prompts", args.text_field)
     from fastformer.tasks.registry import TASKS, NotARunFolder, VerbNotSupported, task_for_verb
 
     try:  # a run folder of a task that does not generate is refused here

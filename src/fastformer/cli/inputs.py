@@ -23,14 +23,24 @@ def file_inputs(args, runner):
     return inputs(args.texts, args.file, args.text_field, args.where, str(default))
 
 
-def texts_from(given: list[str], file: str | None, command: str, what: str = "texts") -> list[str]:
-    """The texts given on the command line, then the non-blank lines of `file`; an error if there are none."""
+def texts_from(
+    given: list[str], file: str | None, command: str, what: str = "texts", text_field: str | None = None
+) -> list[str]:
+    """The texts given on the command line, then the non-blank texts of `file` (one a line, or a JSON Lines / CSV /
+    TSV file's `text_field`, default `text`: `fastformer.data.text_corpus.numbered_texts`); an error if there are
+    none, or one line naming the file and line of a record that cannot be read."""
+    from fastformer.data.files import DataError
+    from fastformer.data.text_corpus import numbered_texts
+
     texts = list(given)
     if file:
         path = Path(file)
         if not path.is_file():
             raise SystemExit(f"fastformer {command}: {not_a_file(path)}")
-        texts += [line.rstrip("\n") for line in path.open(encoding="utf-8") if line.strip()]
+        try:
+            texts += [text for _, text in numbered_texts(path, text_field) if text.strip()]
+        except DataError as error:
+            raise SystemExit(f"fastformer {command}: {error}") from None
     if not texts:
         raise SystemExit(f"fastformer {command}: give {what} or --file")
     return texts
