@@ -51,6 +51,20 @@ class PredictionSettings(Settings):
     progress: bool = setting(True, "progress bar (--no-progress: none)")
 
 
+def text_field_setting():
+    """--text-field of the verbs that read a --file of texts (predict, explain): a new field each class."""
+    return setting(
+        None,
+        "JSON key, or CSV / TSV column (a header row's name; a position in a file without one), of a --file's "
+        "texts (default: the run's own)",
+    )
+
+
+def where_setting():
+    """--where of the verbs that read a --file of texts: the items read into a filter (cli.settings.where_filter)."""
+    return setting(None, "JSON Lines filter of --file (--where KEY=VALUE)", flag=False)
+
+
 @dataclass
 class TextPredictionSettings(PredictionSettings):
     """A task that predicts from texts: the command line's and / or a file's."""
@@ -60,12 +74,8 @@ class TextPredictionSettings(PredictionSettings):
         "a file of texts, read as they are predicted: one a line, or by its name a JSON Lines / CSV / TSV file's "
         "--text-field (.jsonl, .csv, .tsv; .gz too)",
     )
-    text_field: str | None = setting(
-        None,
-        "JSON key, or CSV / TSV column (a header row's name; a position in a file without one), of a --file's "
-        "texts (default: the run's own)",
-    )
-    where: dict[str, str] | None = setting(None, "JSON Lines filter of --file (--where KEY=VALUE)", flag=False)
+    text_field: str | None = text_field_setting()
+    where: dict[str, str] | None = where_setting()
 
 
 @dataclass
@@ -86,12 +96,8 @@ class TextExplanationSettings(ExplanationSettings):
         "a file of texts: one a line (blank lines are skipped), or by its name a JSON Lines / CSV / TSV file's "
         "--text-field (.jsonl, .csv, .tsv; .gz too)",
     )
-    text_field: str | None = setting(
-        None,
-        "JSON key, or CSV / TSV column (a header row's name; a position in a file without one), of a --file's "
-        "texts (default: the run's own)",
-    )
-    where: dict[str, str] | None = setting(None, "JSON Lines filter of --file (--where KEY=VALUE)", flag=False)
+    text_field: str | None = text_field_setting()
+    where: dict[str, str] | None = where_setting()
     weights: str | None = setting(
         None,
         "the weights the page opens on (default: pooling where the model pools, else alpha)",
