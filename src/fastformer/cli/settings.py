@@ -40,6 +40,8 @@ class OneLineParser(argparse.ArgumentParser):
 
             flags = re.findall(r"(?<!\S)--?[A-Za-z][\w-]*", message)
             close = [m for f in flags for m in difflib.get_close_matches(f, self._option_string_actions, n=1)]
+            if flags:  # the unknown flags alone: argparse joins their values and the texts after them into the list
+                message = "unrecognized arguments: " + " ".join(flags)
             if close:
                 message += f"; did you mean {', '.join(dict.fromkeys(close))}?"
         raise SystemExit(f"{self.prog}: {message} (--help lists the options)")
