@@ -45,6 +45,15 @@ def test_header_rows_lists_nulls_and_blanks(tmp_path):
     csv_file.write_text('id\treview\n1\tA fine film\n\n2\t"dull,\nlong"\n')
     assert list(numbered_texts(csv_file, "review")) == [(2, "A fine film"), (4, "dull,\nlong")]
     assert list(numbered_texts(csv_file, default_field="review")) == [(2, "A fine film"), (4, "dull,\nlong")]
+    assert list(numbered_texts(csv_file)) == [(2, "A fine film"), (4, "dull,\nlong")]  # the one usual text name
+    titled = tmp_path / "titled.csv"
+    titled.write_text("title,review,stars\nFine,A fine film,5\n")
+    assert list(numbered_texts(titled)) == [(2, "A fine film")]  # title and review: the review, as training reads
+    with pytest.raises(DataError, match=r"titled.csv:1: field 'Title': no such column"):  # asked for: never guessed
+        list(numbered_texts(titled, "Title"))
+    titled.write_text("title,headline\nFine,A fine film\n")
+    with pytest.raises(DataError, match=r"titled.csv:1: field 'text': no such column in the header row \['title'"):
+        list(numbered_texts(titled))
     lines = tmp_path / "docs.jsonl"
     records = [{"article": ["One.", "Two."]}, {"article": None}, {"article": "Three."}]
     lines.write_text(json.dumps(records[0]) + "\n\n" + "".join(json.dumps(r) + "\n" for r in records[1:]))

@@ -83,7 +83,8 @@ def numbered_texts(
     starts. JSON Lines (by the name, .jsonl / .json / .ndjson, .gz looked through; or a first line that is a JSON
     object): each record's `text_field` (default `default_field`; a list of strings is its items a line each, null an
     empty text), `where` keeping the records whose fields equal its values. CSV / TSV: the column `text_field` names
-    in the header row, or, given as a position, that column of every row of a file without a header row. Any other
+    in the header row (not given, and no column of the default's name: the header's one usual text column, `review`
+    say), or, given as a position, that column of every row of a file without a header row. Any other
     file: one text a line, blank lines included (their records say so). A record without the field is an error
     naming its file and line: a JSON line is never read as a text."""
     path = Path(path)
@@ -112,7 +113,7 @@ def numbered_texts(
                 raise DataError(path, number, field, f"missing; the record has {sorted(record)}")
             yield number, _record_text(record[field], path, number, field)
         return
-    yield from _numbered_cells(path, "," if kind == "csv" else "\t", field)
+    yield from _numbered_cells(path, "," if kind == "csv" else "\t", field, given=text_field is not None)
 
 
 def _first_line_is_a_json_object(path: Path) -> bool:
@@ -138,26 +139,41 @@ def _shown(row: list[str], cells: int = 6, width: int = 30) -> list[str]:
     return [cell if len(cell) <= width else cell[:width] + "..." for cell in row[:cells]]
 
 
-def _numbered_cells(path: Path, delimiter: str, field: str) -> Iterator[tuple[int, str]]:
-    """(line, cell) of the column `field` names (a header row) or places (a position: no header row)."""
+def _text_column(header: list[str], field: str, given: bool, path: Path) -> int:
+    """The header's column of the texts: `field`; where no field was given and the header has none of that name, its
+    one usual text column (as training finds it: `text_classification.TEXT_COLUMN_NAMES`)."""
+    from fastformer.data.text_classification import TEXT_COLUMN_NAMES, TEXT_COLUMN_PREFERENCE
+
+    if field in header:
+        return header.index(field)
+    names = [cell.strip().lower() for cell in header]
+    usual = [i for i, name in enumerate(names) if name in TEXT_COLUMN_NAMES]
+    preferred = [i for i in usual if names[i] in TEXT_COLUMN_PREFERENCE]  # (title + review: the review)
+    if not given and len(usual) == 1:
+        return usual[0]
+    if not given and len(preferred) == 1:
+        return preferred[0]
+    raise DataError(
+        path,
+        1,
+        field,
+        f"no such column in the header row {_shown(header)}; give the text column's name, or for a file without a "
+        "header row its position (--text-field 1: the second column)",
+    )
+
+
+def _numbered_cells(path: Path, delimiter: str, field: str, given: bool) -> Iterator[tuple[int, str]]:
+    """(line, cell) of the column `field` names (a header row) or places (a position: no header row); `given`: the
+    field was asked for (else a header without it may name its text column otherwise)."""
     positional = field.lstrip("-").isdigit()
     with open_text(path) as f:
         reader = csv.reader(f, delimiter=delimiter)
         line = 0
         try:
             header = None if positional else next(reader, None)
-            if not positional:
-                if header is None:
-                    raise DataError(path, None, None, "the file is empty")
-                if field not in header:
-                    raise DataError(
-                        path,
-                        1,
-                        field,
-                        f"no such column in the header row {_shown(header)}; give the text column's "
-                        "name, or for a file without a header row its position (--text-field 1: the second column)",
-                    )
-            index = header.index(field) if header else int(field)
+            if not positional and header is None:
+                raise DataError(path, None, None, "the file is empty")
+            index = _text_column(header, field, given, path) if header else int(field)
             for line, row in rows_with_lines((), reader, start=2 if header else 1):
                 if not row:
                     continue  # a blank line: no record
