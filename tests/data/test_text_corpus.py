@@ -89,12 +89,12 @@ def test_cohans_pubmed_named_txt_is_read_as_json_lines_its_sentences_a_line_each
             "a.csv",
             "id,text\n1,ok\n",
             {"where": {"id": "1"}},
-            r"--where filters JSON Lines records \(.jsonl\); this file is not one",
+            r"--where filters JSON Lines records \({'id': '1'}\); this file is read as csv",
         ),
         ("a.csv", "a,b\n1\n", {"text_field": "1"}, "a.csv:2: field '1': the row has 1 columns"),
         ("a.csv", "", {}, "the file is empty"),
         ("a.txt", "ok\n", {"text_field": "text"}, "--text-field reads JSON Lines / CSV / TSV files"),
-        ("a.txt", "ok\n", {"where": {"a": "b"}}, r"--where filters JSON Lines records \(.jsonl\)"),
+        ("a.txt", "ok\n", {"where": {"a": "b"}}, r"\); this file is read as one text a line"),
     ],
 )
 def test_refusals_name_the_file_and_line(tmp_path, name, content, options, says):
@@ -102,3 +102,27 @@ def test_refusals_name_the_file_and_line(tmp_path, name, content, options, says)
     path.write_text(content)
     with pytest.raises(DataError, match=says):
         list(numbered_texts(path, **options))
+
+
+def test_a_filter_on_a_file_that_is_not_json_lines_is_refused_by_every_reader():
+    """`--where split=test` on Yelp's CSV (or on the corpus or summarization readers' CSV) read every row: an
+    evaluation on all of a file that the user asked to filter. Now one line naming the file."""
+    from fastformer.data import read_examples
+    from fastformer.data.summarization import read_pairs
+    from fastformer.data.text_corpus import read_texts
+
+    yelp, cnndm = DATA / "yelp5" / "yelp_dev.csv.gz", DATA / "cnndm" / "test_first500.csv.gz"
+    sst = DATA / "sst5"
+    sst_file = next(p for p in sorted(sst.iterdir()) if not p.name.endswith(".md"))
+    for read, path in (
+        (lambda p, w: read_examples(p, where=w), yelp),
+        (lambda p, w: read_examples(p, where=w), sst_file),
+        (lambda p, w: list(read_texts(p, where=w)), cnndm),
+        (lambda p, w: read_pairs(p, where=w), cnndm),
+        (lambda p, w: list(numbered_texts(p, "1", where=w)), yelp),
+    ):
+        with pytest.raises(
+            DataError, match=rf"{path.name}: --where filters JSON Lines records \({{'split': 'test'}}\)"
+        ):
+            read(path, {"split": "test"})
+    assert len(read_examples(DATA / "imdb" / "imdb_ratings.jsonl.gz", label_field="rating", where={"id": "8035"})) >= 1

@@ -106,6 +106,12 @@ def rows_with_lines(first: Iterable[tuple[int, list[str]]], reader, start: int) 
         previous = reader.line_num
 
 
+def refuse_filter(path: Path, where: dict[str, str] | None, kind: str) -> None:
+    """A `where` filter given for a file that is not JSON Lines: an error (ignoring it would read every record)."""
+    if where and kind not in ("jsonl", "cohan"):
+        raise DataError(path, None, None, f"--where filters JSON Lines records ({where}); this file is read as {kind}")
+
+
 def json_records(path: Path, where: dict[str, str] | None) -> Iterator[tuple[int, dict]]:
     """(line number, record) of every non-blank line of a JSON Lines file that passes the `where` filters."""
     empty = True

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from fastformer.data.files import DataError, json_records, open_text, rows_with_lines
+from fastformer.data.files import DataError, json_records, open_text, refuse_filter, rows_with_lines
 
 FORMATS = ("csv", "jsonl", "cohan")
 DEFAULT_FIELDS = {
@@ -177,6 +177,7 @@ def read_pairs(
     format = format or detect_format(path)
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
+    refuse_filter(path, where, format)
     default_source, default_target = DEFAULT_FIELDS[format]
     fields = (source_field or default_source, target_field or default_target)
     if format == "csv":

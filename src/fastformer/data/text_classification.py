@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from fastformer.data.files import DataError, column, json_records, open_text, rows_with_lines
+from fastformer.data.files import DataError, column, json_records, open_text, refuse_filter, rows_with_lines
 
 FORMATS = ("csv", "tsv", "jsonl", "fasttext", "folder", "mind-topics")
 FASTTEXT_PREFIX = "__label__"
@@ -316,6 +316,7 @@ def read_examples(
     if format == "mind-topics":  # MIND news.tsv / MINDRec (several joined by commas): each news text once
         from fastformer.data.mind_topics import read_topics
 
+        refuse_filter(Path(str(path).split(",")[0]), where, format)
         return read_topics(str(path).split(","), text_field or "title", label_field or "category")[0]
     path = Path(path)
     if not path.exists():
@@ -323,6 +324,7 @@ def read_examples(
     format = format or detect_format(path)
     if format not in FORMATS:
         raise DataError(path, None, None, f"unknown format {format!r}; one of {FORMATS}")
+    refuse_filter(path, where, format)
     if format in ("csv", "tsv"):
         examples = _read_delimited(path, "," if format == "csv" else "\t", text_field, label_field, has_header)
     elif format == "jsonl":

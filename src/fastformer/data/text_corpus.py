@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from fastformer.data.files import DataError, column, json_records, open_text, rows_with_lines
+from fastformer.data.files import DataError, column, json_records, open_text, refuse_filter, rows_with_lines
 
 CORPUS_FORMATS = ("jsonl", "csv", "tsv", "txt")
 
@@ -37,6 +37,7 @@ def read_texts(
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     kind = _corpus_format(path, format)
+    refuse_filter(path, where, kind)
     count = 0
     for text in _documents(path, kind, text_field, where):
         if text and text.strip():
@@ -91,8 +92,7 @@ def numbered_texts(
     kind = _corpus_format(path, None)
     if kind == "txt" and _first_line_is_a_json_object(path):
         kind = "jsonl"  # (Cohan et al.'s PubMed and arXiv ship JSON Lines as train.txt / val.txt / test.txt)
-    if where and kind != "jsonl":
-        raise DataError(path, None, None, "--where filters JSON Lines records (.jsonl); this file is not one")
+    refuse_filter(path, where, "one text a line" if kind == "txt" else kind)
     if kind == "txt":
         if text_field is not None:
             raise DataError(

@@ -38,7 +38,7 @@ def file_texts(path: str, cfg: PretrainingConfig, where: dict[str, str] | None) 
     except DataError:  # no telling from the name or the first line: the corpus reader's rules apply
         fasttext = False
     if fasttext:
-        return [example.text for example in read_examples(path, format="fasttext")]
+        return [example.text for example in read_examples(path, format="fasttext", where=where)]  # (where: refused)
     return list(read_texts(path, cfg.text_field, cfg.format, where))
 
 
