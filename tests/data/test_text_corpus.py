@@ -58,6 +58,8 @@ def test_header_rows_lists_nulls_and_blanks(tmp_path):
     records = [{"article": ["One.", "Two."]}, {"article": None}, {"article": "Three."}]
     lines.write_text(json.dumps(records[0]) + "\n\n" + "".join(json.dumps(r) + "\n" for r in records[1:]))
     assert list(numbered_texts(lines, "article")) == [(1, "One.\nTwo."), (3, ""), (4, "Three.")]
+    lines.write_text('{"text": "a review"}\n')  # a run trained on a header-less CSV's column 1, at JSON Lines
+    assert list(numbered_texts(lines, default_field="1")) == [(1, "a review")]
     plain = tmp_path / "texts.txt"
     plain.write_text('good\n\n{"text": "read as it is"}\n')
     assert list(numbered_texts(plain)) == [(1, "good"), (2, ""), (3, '{"text": "read as it is"}')]

@@ -108,6 +108,8 @@ def numbered_texts(
         return
     field = default_field if text_field is None else text_field
     if kind == "jsonl":
+        if text_field is None and default_field.lstrip("-").isdigit():
+            field = "text"  # (a run trained on a CSV's column 1 read at a JSON record: its text)
         for number, record in json_records(path, where):
             if field not in record:
                 raise DataError(path, number, field, f"missing; the record has {sorted(record)}")
