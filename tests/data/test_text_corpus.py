@@ -128,3 +128,26 @@ def test_a_filter_on_a_file_that_is_not_json_lines_is_refused_by_every_reader():
         ):
             read(path, {"split": "test"})
     assert len(read_examples(DATA / "imdb" / "imdb_ratings.jsonl.gz", label_field="rating", where={"id": "8035"})) >= 1
+
+
+def test_a_cell_longer_than_csvs_default_limit_is_read_by_every_reader(tmp_path):
+    """A document of 200,000 characters in one CSV cell (a long article; csv's default limit is 131,072) was refused
+    as a "malformed row" by every CSV reader."""
+    from fastformer.data import read_examples
+    from fastformer.data.summarization import read_pairs
+    from fastformer.data.text_corpus import read_texts
+
+    with gzip.open(DATA / "imdb" / "imdb_unsup.jsonl.gz", "rt") as lines:
+        document = ""
+        for line in lines:
+            document += json.loads(line)["text"] + " "
+            if len(document) > 200_000:
+                break
+    path = tmp_path / "long.csv"
+    with path.open("w", newline="") as f:
+        import csv
+
+        csv.writer(f).writerows([["label", "text", "summary"], ["pos", document, "a summary"]])
+    assert read_examples(path)[0].text == document
+    assert read_pairs(path, "text", "summary")[0].raw_source == document
+    assert list(read_texts(path)) == [document] and list(numbered_texts(path)) == [(2, document)]

@@ -57,7 +57,7 @@ def test_reader_formats_and_errors(tmp_path):
     (tmp_path / "e.txt").write_text("\n\n")
     with pytest.raises(DataError, match="no documents"):
         list(read_texts(tmp_path / "e.txt"))
-    with pytest.raises(DataError, match="no such text column"):
+    with pytest.raises(DataError, match="no such column in the header row"):
         list(read_texts(tmp_path / "b.csv", text_field="missing"))
 
 

@@ -4,6 +4,7 @@ position. Imports the stdlib only."""
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import zlib
@@ -94,6 +95,17 @@ def column(header: list[str] | None, field: str | int | None, default: int, path
     if field not in header:
         raise DataError(path, 1, str(field), f"no such {what} column; the header has {header}")
     return header.index(field)
+
+
+# a cell may hold a whole document: csv's default limit (131,072 characters, ~20,000 words) refused a long article
+CSV_FIELD_LIMIT = 2**31 - 1
+
+
+def csv_reader(lines: Iterable[str], delimiter: str = ","):
+    """csv.reader over `lines` whose cells may be as long as a document (the module's limit raised, once)."""
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+    return csv.reader(lines, delimiter=delimiter)
 
 
 def rows_with_lines(first: Iterable[tuple[int, list[str]]], reader, start: int) -> Iterator[tuple[int, list[str]]]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from fastformer.data.files import DataError, json_records, open_text, refuse_filter, rows_with_lines
+from fastformer.data.files import DataError, csv_reader, json_records, open_text, refuse_filter, rows_with_lines
 
 FORMATS = ("csv", "jsonl", "cohan")
 DEFAULT_FIELDS = {
@@ -130,7 +130,7 @@ def _pair(source: str, target: str, path: Path, line: int, fields: tuple[str, st
 
 def _read_csv(path: Path, fields: tuple[str, str]) -> Iterator[Pair | str]:
     with open_text(path) as f:
-        reader = csv.reader(f)
+        reader = csv_reader(f)
         try:
             header = next(reader)
         except StopIteration:

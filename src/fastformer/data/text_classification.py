@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from fastformer.data.files import DataError, column, json_records, open_text, refuse_filter, rows_with_lines
+from fastformer.data.files import (
+    DataError,
+    column,
+    csv_reader,
+    json_records,
+    open_text,
+    refuse_filter,
+    rows_with_lines,
+)
 
 FORMATS = ("csv", "tsv", "jsonl", "fasttext", "folder", "mind-topics")
 FASTTEXT_PREFIX = "__label__"
@@ -181,7 +189,7 @@ def columns_by_name(header: list[str], label_field, text_field, path: Path) -> t
 
 def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_header: bool | None) -> Iterator[Example]:
     with open_text(path) as f:
-        reader = csv.reader(f, delimiter=delimiter)
+        reader = csv_reader(f, delimiter)
         try:
             first = next(reader)
         except StopIteration:

@@ -1,6 +1,8 @@
-"""Unlabelled text for language modelling: JSON Lines (a text field, optional filters), CSV / TSV (a column by name
-or position, header row), or plain text (one document per line); gzip of any of these. Bad rows are reported with
-file, line and field, as for labelled data. `numbered_texts`: the texts of a file to predict for, each with its line.
+"""Unlabelled text: the documents of a corpus (language modelling, pretraining, distillation: `read_texts`) and the
+texts of a file to predict for, each with its line (`numbered_texts`). Formats: JSON Lines (a text field, optional
+filters), CSV / TSV (a column by the name its header row gives it, or by position in a file without a header row),
+or plain text (one document a line); gzip of any of these. Bad rows are reported with file, line and field, as for
+labelled data.
 """
 
 from __future__ import annotations
@@ -10,19 +12,22 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from fastformer.data.files import DataError, column, json_records, open_text, refuse_filter, rows_with_lines
+from fastformer.data.files import DataError, csv_reader, json_records, open_text, refuse_filter, rows_with_lines
 
 CORPUS_FORMATS = ("jsonl", "csv", "tsv", "txt")
 
 
 def _corpus_format(path: Path, format: str | None) -> str:
+    """`format`, else the name's (a .gz looked through), else JSON Lines where the first line is a JSON object (Cohan
+    et al.'s PubMed and arXiv ship JSON Lines as train.txt / val.txt / test.txt), else one text a line."""
     if format:
         if format not in CORPUS_FORMATS:
             raise DataError(path, None, None, f"format must be one of {CORPUS_FORMATS}, got {format!r}")
         return format
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     last = suffixes[-1] if suffixes else ""
-    return {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv"}.get(last, "txt")
+    kind = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv"}.get(last, "txt")
+    return "jsonl" if kind == "txt" and _first_line_is_a_json_object(path) else kind
 
 
 def read_texts(
@@ -31,47 +36,24 @@ def read_texts(
     format: str | None = None,
     where: dict[str, str] | None = None,
 ) -> Iterator[str]:
-    """The documents of a file, in order. text_field: JSON key (default "text") or CSV/TSV column (name or position,
-    default "text"); where: JSON Lines filters, e.g. {"split": "train"}. Empty documents are skipped."""
+    """The documents of a file, in order. text_field: JSON key or CSV/TSV column (a header's name, or a position in a
+    file without a header row; default "text", else a header's one usual text column); not read from a plain text
+    file, whose lines are the documents (so several files of a corpus share one field). where: JSON Lines filters,
+    e.g. {"split": "train"}. Empty documents are skipped."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     kind = _corpus_format(path, format)
     refuse_filter(path, where, kind)
+    field = "text" if text_field is None else str(text_field)
     count = 0
-    for text in _documents(path, kind, text_field, where):
-        if text and text.strip():
+    for _, text in _records(path, kind, field, text_field is not None, where):
+        text = text.strip() if kind == "txt" else text
+        if text.strip():
             count += 1
             yield text
     if count == 0:
         raise DataError(path, None, None, "no documents (empty file, or no record matches the filters)")
-
-
-def _documents(path: Path, kind: str, text_field, where) -> Iterator[str | None]:
-    if kind == "jsonl":
-        key = text_field or "text"
-        for number, record in json_records(path, where):
-            if key not in record:
-                raise DataError(path, number, key, f"missing; the record has {sorted(record)}")
-            text = record[key]
-            if text is not None and not isinstance(text, str):
-                raise DataError(path, number, key, f"expected a string, got {type(text).__name__}")
-            yield text
-        return
-    with open_text(path) as f:
-        if kind == "txt":
-            yield from (line.strip() for line in f)
-            return
-        reader = csv.reader(f, delimiter="," if kind == "csv" else "\t")
-        header = next(reader, None)
-        if header is None:
-            raise DataError(path, None, None, "the file is empty")
-        field = text_field if text_field is not None else "text"
-        text_column = column(header, field, 0, path, "text")
-        for number, row in enumerate(reader, start=2):
-            if text_column >= len(row):
-                raise DataError(path, number, str(field), f"the row has {len(row)} columns")
-            yield row[text_column]
 
 
 def numbered_texts(
@@ -85,37 +67,38 @@ def numbered_texts(
     object): each record's `text_field` (default `default_field`; a list of strings is its items a line each, null an
     empty text), `where` keeping the records whose fields equal its values. CSV / TSV: the column `text_field` names
     in the header row (not given, and no column of the default's name: the header's one usual text column, `review`
-    say), or, given as a position, that column of every row of a file without a header row. Any other
-    file: one text a line, blank lines included (their records say so). A record without the field is an error
-    naming its file and line: a JSON line is never read as a text."""
+    say), or, given as a position, that column of every row of a file without a header row. Any other file: one text
+    a line, blank lines included (their records say so). A record without the field is an error naming its file and
+    line: a JSON line is never read as a text."""
     path = Path(path)
     kind = _corpus_format(path, None)
-    if kind == "txt" and _first_line_is_a_json_object(path):
-        kind = "jsonl"  # (Cohan et al.'s PubMed and arXiv ship JSON Lines as train.txt / val.txt / test.txt)
     refuse_filter(path, where, "one text a line" if kind == "txt" else kind)
+    if kind == "txt" and text_field is not None:
+        raise DataError(
+            path,
+            None,
+            None,
+            "--text-field reads JSON Lines / CSV / TSV files (.jsonl, .csv, .tsv); this one is read one text a line",
+        )
+    field = default_field if text_field is None else text_field
+    if kind == "jsonl" and text_field is None and default_field.lstrip("-").isdigit():
+        field = "text"  # (a run trained on a CSV's column 1 read at a JSON record: its text)
+    yield from _records(path, kind, field, text_field is not None, where)
+
+
+def _records(path: Path, kind: str, field: str, given: bool, where) -> Iterator[tuple[int, str]]:
+    """(line, text) of each record of a `kind` file: a line; a JSON record's `field`; a CSV / TSV row's column."""
     if kind == "txt":
-        if text_field is not None:
-            raise DataError(
-                path,
-                None,
-                None,
-                "--text-field reads JSON Lines / CSV / TSV files (.jsonl, .csv, .tsv); this one is "
-                "read one text a line",
-            )
         with open_text(path) as lines:
             for number, line in enumerate(lines, start=1):
                 yield number, line.rstrip("\r\n")
-        return
-    field = default_field if text_field is None else text_field
-    if kind == "jsonl":
-        if text_field is None and default_field.lstrip("-").isdigit():
-            field = "text"  # (a run trained on a CSV's column 1 read at a JSON record: its text)
+    elif kind == "jsonl":
         for number, record in json_records(path, where):
             if field not in record:
                 raise DataError(path, number, field, f"missing; the record has {sorted(record)}")
             yield number, _record_text(record[field], path, number, field)
-        return
-    yield from _numbered_cells(path, "," if kind == "csv" else "\t", field, given=text_field is not None)
+    else:
+        yield from _numbered_cells(path, "," if kind == "csv" else "\t", field, given)
 
 
 def _first_line_is_a_json_object(path: Path) -> bool:
@@ -169,7 +152,7 @@ def _numbered_cells(path: Path, delimiter: str, field: str, given: bool) -> Iter
     field was asked for (else a header without it may name its text column otherwise)."""
     positional = field.lstrip("-").isdigit()
     with open_text(path) as f:
-        reader = csv.reader(f, delimiter=delimiter)
+        reader = csv_reader(f, delimiter)
         line = 0
         try:
             header = None if positional else next(reader, None)
