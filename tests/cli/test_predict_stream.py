@@ -196,6 +196,13 @@ def test_evaluate_and_predict_reuse_the_runs_own_fields_and_threshold(tmp_path, 
         main(["predict", str(model), "--file", str(data), "--text-field", "text"])
     with pytest.raises(SystemExit, match="--where 'stars': expected KEY=VALUE"):
         main(["predict", str(model), "--file", str(data), "--where", "stars"])
+    for verb, flag in (("predict", ["--where", "stars=9"]), ("explain", ["--text-field", "body"])):
+        with pytest.raises(
+            SystemExit, match=f"^fastformer {verb}: {flag[0]} reads the records of --file: give --file$"
+        ):
+            main([verb, str(model), "a text", *flag])
+    with pytest.raises(SystemExit, match="^fastformer generate: --text-field reads the records of --file"):
+        main(["generate", str(model), "a prompt", "--text-field", "body"])
 
 
 def test_predictions_of_a_nan_model_are_json_null_with_a_warning(classifier, tmp_path, capsys):

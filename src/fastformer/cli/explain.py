@@ -44,7 +44,7 @@ def _texts(args: argparse.Namespace, runner) -> list[tuple[str, str]]:
 
     named = []
     try:  # a file that is not UTF-8 (or not readable) is one line, as predict says it
-        for kind, number, text in file_inputs(args, runner):
+        for kind, number, text in file_inputs("explain", args, runner):
             if text.strip():
                 named.append((f"{'arg' if kind == 'argument' else 'line'}-{number}", text))
     except (DataError, OSError) as error:

@@ -11,12 +11,15 @@ def not_a_file(path: str | Path) -> str:
     return f"{path}: is a folder, not a file of texts (one per line)" if path.is_dir() else f"{path}: no such file"
 
 
-def file_inputs(args, runner):
+def file_inputs(verb: str, args, runner):
     """`fastformer.cli.streaming.inputs` of a verb on a run folder (`args`: its texts, --file, --text-field, --where):
     a JSON Lines / CSV / TSV file's texts from --text-field, else from the field the run read its own from."""
     from fastformer.cli.streaming import inputs
     from fastformer.engine.folder import run_settings
 
+    if not args.file and (args.text_field is not None or args.where):
+        flag = "--text-field" if args.text_field is not None else "--where"
+        raise SystemExit(f"fastformer {verb}: {flag} reads the records of --file: give --file")
     setting, default = runner.text_field_default
     if args.file and args.text_field is None:
         default = run_settings(args.model_dir).get(setting) or default
@@ -32,6 +35,8 @@ def texts_from(
     from fastformer.data.files import DataError
     from fastformer.data.text_corpus import numbered_texts
 
+    if text_field is not None and not file:
+        raise SystemExit(f"fastformer {command}: --text-field reads the records of --file: give --file")
     texts = list(given)
     if file:
         path = Path(file)

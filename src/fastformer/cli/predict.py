@@ -75,8 +75,9 @@ def run(args: argparse.Namespace) -> int:
         except OutputRefused as error:
             raise SystemExit(f"fastformer predict: {error}") from None
     try:
+        texts = file_inputs("predict", args, runner)
         predict = runner.predictor(args.model_dir, architecture, settings)
-        stream(file_inputs(args, runner), predict, args.output, progress=args.progress)
+        stream(texts, predict, args.output, progress=args.progress)
     except (DataError, ValueError) as error:
         raise SystemExit(f"fastformer predict: {error}") from None
     except OSError as error:  # a full disk while writing --output: the partial file is gone (atomic_output)
