@@ -164,6 +164,17 @@ def _names_columns(row: list[str]) -> bool:
     return bool(cells & TEXT_COLUMN_NAMES) and bool(cells & LABEL_COLUMN_NAMES)
 
 
+def usual_column(header: list[str], usual: set[str], preference: tuple[str, ...]) -> int | None:
+    """The header's one column whose name (case-insensitive) is a usual one, or the one preferred among several
+    (title + text: the text); None where there is none or no telling."""
+    names = [cell.strip().lower() for cell in header]
+    matches = [i for i, name in enumerate(names) if name in usual]
+    preferred = [i for i in matches if names[i] in preference]
+    if len(matches) == 1:
+        return matches[0]
+    return preferred[0] if len(preferred) == 1 else None
+
+
 def columns_by_name(header: list[str], label_field, text_field, path: Path) -> tuple:
     """(label field, text field) of a file with a header: the given ones, else the one column of the header whose name
     is a usual label / text name (case-insensitive). No match, or several, is an error listing the header: a header
@@ -173,13 +184,10 @@ def columns_by_name(header: list[str], label_field, text_field, path: Path) -> t
     def find(given, usual: set[str], preference: tuple[str, ...], what: str, flag: str):
         if given is not None:
             return given
-        matches = [i for i, name in enumerate(names) if name in usual]
-        preferred = [i for i in matches if names[i] in preference]  # e.g. title + text: the text
-        if len(matches) == 1:
-            return matches[0]
-        if len(preferred) == 1:
-            return preferred[0]
-        found = "several usual " + what + " names" if matches else "no usual " + what + " name"
+        index = usual_column(header, usual, preference)
+        if index is not None:
+            return index
+        found = "several usual " + what + " names" if set(names) & usual else "no usual " + what + " name"
         raise DataError(path, 1, None, f"the header {header} has {found}: pass {flag} NAME")
 
     label = find(label_field, LABEL_COLUMN_NAMES, (), "label", "--label-field")

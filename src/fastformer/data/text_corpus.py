@@ -127,17 +127,13 @@ def _shown(row: list[str], cells: int = 6, width: int = 30) -> list[str]:
 def _text_column(header: list[str], field: str, given: bool, path: Path) -> int:
     """The header's column of the texts: `field`; where no field was given and the header has none of that name, its
     one usual text column (as training finds it: `text_classification.TEXT_COLUMN_NAMES`)."""
-    from fastformer.data.text_classification import TEXT_COLUMN_NAMES, TEXT_COLUMN_PREFERENCE
+    from fastformer.data.text_classification import TEXT_COLUMN_NAMES, TEXT_COLUMN_PREFERENCE, usual_column
 
     if field in header:
         return header.index(field)
-    names = [cell.strip().lower() for cell in header]
-    usual = [i for i, name in enumerate(names) if name in TEXT_COLUMN_NAMES]
-    preferred = [i for i in usual if names[i] in TEXT_COLUMN_PREFERENCE]  # (title + review: the review)
-    if not given and len(usual) == 1:
-        return usual[0]
-    if not given and len(preferred) == 1:
-        return preferred[0]
+    usual = None if given else usual_column(header, TEXT_COLUMN_NAMES, TEXT_COLUMN_PREFERENCE)
+    if usual is not None:
+        return usual
     raise DataError(
         path,
         1,
