@@ -124,6 +124,17 @@ USER_ERRORS = [
         ["explain", "{tmp}/nowhere", "--top-kk", "3", "a text"],
         "unrecognized arguments: --top-kk; did you mean --top-k?",  # (argparse lists its value and the text too)
     ),
+    # a positional spelt as a flag, as other tools spell it, is named (difflib offered --help for --model)
+    (
+        ["evaluate", "--model", "{tmp}/nowhere", "--data", "x.csv"],
+        "unrecognized arguments: --model; model_dir is given by position, without a flag (",
+    ),
+    (
+        ["predict", "--model-dir", "{tmp}/nowhere", "--text", "hi", "--max-lenght", "3"],
+        "--model-dir --text --max-lenght; model_dir, texts are given by position, without a flag; did you mean "
+        "--max-length?",
+    ),
+    (["train", "lm", "--task", "lm"], "the task is given by position, first, without a flag: fastformer train TASK"),
     (["train", "--output-dir", "{tmp}/bad.yaml"], "{tmp}/bad.yaml: exists and is not a folder"),
     (["train", "--warmup", "nan"], "--warmup: must be a finite number, got nan"),
     (["train", "--seed", "-1"], "--seed: must be >= 0, got -1"),

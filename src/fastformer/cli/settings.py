@@ -39,12 +39,33 @@ class OneLineParser(argparse.ArgumentParser):
             import re
 
             flags = re.findall(r"(?<!\S)--?[A-Za-z][\w-]*", message)
-            close = [m for f in flags for m in difflib.get_close_matches(f, self._option_string_actions, n=1)]
             if flags:  # the unknown flags alone: argparse joins their values and the texts after them into the list
                 message = "unrecognized arguments: " + " ".join(flags)
+            # `--model DIR` as other tools spell it: DIR was read as the positional model_dir already
+            by_position = list(dict.fromkeys(p for f in flags if (p := self._positional_spelt_by(f))))
+            if by_position:
+                verb = "is" if len(by_position) == 1 else "are"
+                message += f"; {', '.join(by_position)} {verb} given by position, without a flag"
+            close = [
+                m
+                for f in flags
+                if not self._positional_spelt_by(f)
+                for m in difflib.get_close_matches(f, self._option_string_actions, n=1)
+            ]
             if close:
                 message += f"; did you mean {', '.join(dict.fromkeys(close))}?"
         raise SystemExit(f"{self.prog}: {message} (--help lists the options)")
+
+    def _positional_spelt_by(self, flag: str) -> str | None:
+        """The positional argument a flag spells (`--model` or `--model-dir` for model_dir, `--text` for texts), by
+        its name in the usage line, or None."""
+        stem = flag.lstrip("-").replace("-", "_").lower()
+        for action in self._actions:
+            if action.option_strings or action.dest == argparse.SUPPRESS:
+                continue
+            if stem in (action.dest, action.dest.removesuffix("s"), action.dest.split("_")[0]):
+                return action.dest
+        return None
 
 
 def flag_name(name: str) -> str:
