@@ -541,8 +541,18 @@ def test_a_damaged_init_from_folder_is_refused_before_the_run_folder_exists(tmp_
         "config.json: damaged, not valid JSON": lambda f: (f / "config.json").write_text("{"),
         "no model.safetensors (the weights are missing)": lambda f: (f / "model.safetensors").unlink(),
         "has shape (32,), its config.json gives (64,)": resize,
+        # transformers' own message was five lines about sentencepiece
+        "holds no tokenizer (no tokenizer.json or tokenizer_config.json)": lambda f: [
+            (f / name).unlink() for name in ("tokenizer.json", "tokenizer_config.json")
+        ],
     }
     assert_each_damage_is_refused(base, good, damages, tmp_path)
+    # the folder above a model (a user's `--init-from pretrained`); the output folder's parents made to open it go too
+    out = tmp_path / "runs" / "new" / "out"
+    with pytest.raises(SystemExit) as refused:
+        main([*base, "--init-from", str(tmp_path), "--output-dir", str(out)])
+    assert str(refused.value.code).endswith(f"--init-from {tmp_path}: no config.json (not a saved fastformer model)")
+    assert not (tmp_path / "runs").exists()
 
 
 def test_a_sharded_bf16_init_from_folder_starts_a_float32_run_and_its_damage_is_refused(tmp_path):

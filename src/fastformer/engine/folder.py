@@ -300,6 +300,8 @@ class RunFolder:
             raise RunFolderError(f"{self.path}: exists and is not a folder; choose another --output-dir")
         refuse_links(self.path)
         existed, had_lock, had_marker = self.path.exists(), (self.path / LOCK).exists(), (self.path / MARKER).exists()
+        # the folders mkdir(parents=True) makes, deepest first: a refused `--output-dir runs/x` leaves no empty runs/
+        absent = [p for p in (self.path, *self.path.parents) if not p.exists()]
         if self.path.is_dir():  # a run in progress is named as such, before any other objection
             self._acquire_lock()
         try:
@@ -311,7 +313,7 @@ class RunFolder:
                 p for p, there in ((self.path / MARKER, had_marker), (self.path / LOCK, had_lock)) if not there
             ]
             if not existed:
-                self._made.append(self.path)
+                self._made.extend(absent)
             if not had_marker:
                 (self.path / MARKER).write_text(json.dumps(dict(task=self.task, made=time.time()), indent=1))
         except BaseException:

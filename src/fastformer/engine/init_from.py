@@ -112,10 +112,20 @@ def pretrained_config(folder: str | Path):
 
 
 def pretrained_tokenizer(folder: str | Path, given: str | None = None):
-    """The folder's tokenizer; `given` (--tokenizer) must hold the same vocabulary."""
+    """The folder's tokenizer; `given` (--tokenizer) must hold the same vocabulary. A folder that is no saved model
+    (its parent, a checkpoint's folder) or holds no tokenizer is one line naming it: transformers' own message is five
+    lines about sentencepiece."""
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    pretrained_config(folder)  # first: "no config.json (not a saved fastformer model)" says what the folder is not
+    folder = Path(folder)
+    if not any((folder / name).is_file() for name in ("tokenizer.json", "tokenizer_config.json")):
+        raise InitFromError(f"--init-from {folder}: holds no tokenizer (no tokenizer.json or tokenizer_config.json)")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    except (OSError, ValueError) as error:
+        first_line = str(error).splitlines()[0]
+        raise InitFromError(f"--init-from {folder}: its tokenizer does not load: {first_line}") from None
     if given:
         other = AutoTokenizer.from_pretrained(str(given))
         if other.get_vocab() != tokenizer.get_vocab():
