@@ -16,6 +16,7 @@ Imports the stdlib only.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fcntl
 import hashlib
@@ -330,7 +331,7 @@ class RunFolder:
             if not self._begun:  # refused or failed before the run began (its data, its settings): leave no trace
                 for made in self._made:
                     if made.is_dir():
-                        if not any(made.iterdir()):
+                        with contextlib.suppress(OSError):  # a parent another run (a sweep's next) wrote into since
                             made.rmdir()
                     else:
                         made.unlink(missing_ok=True)
