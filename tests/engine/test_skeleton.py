@@ -88,7 +88,10 @@ USER_ERRORS = [
     (["train", "bogus"], "unknown task 'bogus'; choose from classification, lm, pretrain, distill, news, summarize"),
     (["train", "--config", "{tmp}/missing.yaml"], "--config: {tmp}/missing.yaml: no such file"),
     (["train", "--config", "{tmp}/bad.yaml"], "--config: {tmp}/bad.yaml: not valid YAML"),
-    (["train", "--config", "{tmp}/unknown.json"], "--epoch: no such setting for this task"),
+    (
+        ["train", "--config", "{tmp}/unknown.json"],
+        "--config: {tmp}/unknown.json: epoch: no such setting for this task; did you mean epochs? known: ",
+    ),
     (["train", "--config", "{tmp}/wrongtype.json"], "--epochs: expected a number, got 'three'"),
     (["train", "--config", "{tmp}/model5.yaml"], "model: 5 is not a mapping of FastformerConfig fields"),
     (["train", "--train", "{tmp}", "--output-dir", "{tmp}", "--overwrite"], "{tmp} is the --train data {tmp}"),

@@ -17,7 +17,7 @@ import typing
 from typing import Any, NamedTuple
 
 from fastformer.engine.init_from import InitFromError, fine_tuning_defaults
-from fastformer.engine.settings import SettingError, base_type, field_types, load_config_file
+from fastformer.engine.settings import SettingError, base_type, field_types, load_config_file, unknown_setting
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -152,6 +152,10 @@ def resolve_settings(cls: type, namespace: argparse.Namespace, defaults: dict[st
     if "config" in given:
         path = given.pop("config")
         from_file = load_config_file(path)
+        known = {f.name for f in dataclasses.fields(cls)}
+        for key in from_file:
+            if key not in known:  # named with its file, where it is to be mended (the flag's name is no help there)
+                raise SettingError("config", f"{path}: {key}: {unknown_setting(str(key), known)}")
         if not isinstance(from_file.get("model") or {}, dict):
             raise SettingError(
                 "config",

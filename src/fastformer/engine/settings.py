@@ -123,7 +123,7 @@ class Settings:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise SettingError(unknown[0], f"no such setting for this task; known: {', '.join(sorted(known))}")
+            raise SettingError(unknown[0], unknown_setting(unknown[0], known))
         types = field_types(cls)
         cfg = cls(**{name: _check_type(name, value, types[name]) for name, value in values.items()})
         cfg.check()
@@ -360,6 +360,16 @@ def changed_settings(before: dict[str, Any], after: dict[str, Any]) -> list[str]
     """'name: old -> new' for every setting that differs between two fingerprint dicts."""
     names = sorted(set(before) | set(after))
     return [f"{n}: {before.get(n)!r} -> {after.get(n)!r}" for n in names if before.get(n) != after.get(n)]
+
+
+def unknown_setting(name: str, known: set[str]) -> str:
+    """What to say of a setting no field has: the likeliest meant (a config file's `epoch:` or `max-length:`), then
+    every known one."""
+    import difflib
+
+    close = difflib.get_close_matches(name.replace("-", "_"), sorted(known), n=1)
+    meant = f"did you mean {close[0]}? " if close else ""
+    return f"no such setting for this task; {meant}known: {', '.join(sorted(known))}"
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
