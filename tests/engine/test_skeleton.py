@@ -90,7 +90,7 @@ USER_ERRORS = [
     (["train", "--config", "{tmp}/bad.yaml"], "--config: {tmp}/bad.yaml: not valid YAML"),
     (
         ["train", "--config", "{tmp}/unknown.json"],
-        "--config: {tmp}/unknown.json: epoch: no such setting for this task; did you mean epochs? known: ",
+        "--config: {tmp}/unknown.json: epoch: no such setting for this task; did you mean epochs? (known: ",
     ),
     (["train", "--config", "{tmp}/wrongtype.json"], "--epochs: expected a number, got 'three'"),
     (["train", "--config", "{tmp}/model5.yaml"], "model: 5 is not a mapping of FastformerConfig fields"),
@@ -138,6 +138,19 @@ USER_ERRORS = [
         "--max-length?",
     ),
     (["train", "lm", "--task", "lm"], "the task is given by position, first, without a flag: fastformer train TASK"),
+    # a misspelt command, task or choice: the one it likely meant
+    (["trian"], "invalid choice: 'trian' (choose from 'train', "),
+    (["convert_bert", "x", "y"], "; did you mean convert-bert?"),
+    (["train", "summarise"], "unknown task 'summarise'; choose from classification, "),
+    (["train", "summarise"], "; did you mean summarize?"),
+    (
+        ["train", "--architecture", "fastformr"],
+        "'fastformr' is not one of fastformer, softmax, tfidf, nbsvm; did you mean fastformer?",
+    ),
+    (
+        ["train", "--truncation", "head_tail"],
+        "--truncation: 'head_tail' is not one of head, head+tail; did you mean head+tail?",
+    ),
     (["train", "--output-dir", "{tmp}/bad.yaml"], "{tmp}/bad.yaml: exists and is not a folder"),
     (["train", "--warmup", "nan"], "--warmup: must be a finite number, got nan"),
     (["train", "--seed", "-1"], "--seed: must be >= 0, got -1"),
@@ -166,6 +179,14 @@ def test_a_user_error_is_one_line_before_anything_runs(tmp_path, argv, message):
     assert message.replace("{tmp}", str(tmp_path)) in text
     assert not (tmp_path / "out").exists()  # refused (its data too) before a folder was made, or the folder undone
     assert (tmp_path / "someone-elses" / "notes.txt").read_text() == "mine"
+
+
+def test_version_prints_the_package_version(capsys):
+    from fastformer.version import __version__
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out == f"fastformer {__version__}\n"
 
 
 def test_the_console_script_exits_2_without_a_traceback(tmp_path, monkeypatch, capsys):

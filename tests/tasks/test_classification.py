@@ -229,7 +229,9 @@ def test_config_file_and_flags_resolve_in_order(tmp_path):
     assert cfg.epochs == 5 and cfg.learning_rate == 0.01
     assert cfg.model["hidden_size"] == 48 and cfg.model["num_attention_heads"] == 3
     config.write_text("epoch: 2\n")
-    with pytest.raises(SettingError, match=r"\.yaml: epoch: no such setting for this task; did you mean epochs\?"):
+    with pytest.raises(
+        SettingError, match=r"\.yaml: epoch: no such setting for this task; did you mean epochs\? \(known: "
+    ):
         resolve_settings(ClassificationConfig, build_parser("classification").parse_args(["--config", str(config)]))
 
 

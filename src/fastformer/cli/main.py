@@ -19,6 +19,7 @@ from fastformer.cli import (
     train,
 )
 from fastformer.cli.settings import OneLineParser
+from fastformer.version import __version__
 
 SUBCOMMANDS = {
     "train": train,
@@ -40,6 +41,7 @@ def build_parser() -> OneLineParser:
         prog="fastformer",
         description="Fastformer (Wu et al. 2021, arXiv:2108.09084): additive attention in O(N d).",
     )
+    parser.add_argument("--version", action="version", version=f"fastformer {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name, module in SUBCOMMANDS.items():
         module.add_arguments(sub.add_parser(name, help=module.HELP, description=module.__doc__))

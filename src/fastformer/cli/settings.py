@@ -30,14 +30,20 @@ class OneLineParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):
+        import difflib
+        import re
+
         required = "the following arguments are required: "
         if message.startswith(required):  # parse_intermixed_args also lists a positional that may be empty (texts)
             optional = {a.dest for a in self._actions if not a.option_strings and a.nargs in ("*", "?")}
             message = required + ", ".join(n for n in message[len(required) :].split(", ") if n not in optional)
+        choice = re.match(r"argument [^:]+: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if choice:  # a misspelt command, task or choice (`trian`, `convert_bert`): the one it most likely meant
+            offered = re.findall(r"'([^']*)'", choice[2])
+            close = difflib.get_close_matches(choice[1].replace("_", "-"), offered, n=1)
+            if close:
+                message += f"; did you mean {close[0]}?"
         if message.startswith("unrecognized arguments: "):  # a misspelt flag: the one it most likely meant
-            import difflib
-            import re
-
             flags = re.findall(r"(?<!\S)--?[A-Za-z][\w-]*", message)
             if flags:  # the unknown flags alone: argparse joins their values and the texts after them into the list
                 message = "unrecognized arguments: " + " ".join(flags)

@@ -49,7 +49,11 @@ def parse_arguments(argv: list[str]) -> tuple[str, argparse.Namespace]:
     argv = list(argv)
     task = argv.pop(0) if argv and argv[0] in TASKS else "classification"
     if argv and not argv[0].startswith("-"):
-        raise SystemExit(f"fastformer train: unknown task {argv[0]!r}; choose from {', '.join(TASKS)}")
+        from fastformer.engine.settings import meant
+
+        raise SystemExit(
+            f"fastformer train: unknown task {argv[0]!r}; choose from {', '.join(TASKS)}{meant(argv[0], TASKS)}"
+        )
     if any(a == "--task" or a.startswith("--task=") for a in argv):  # as other tools spell it
         raise SystemExit(
             f"fastformer train: the task is given by position, first, without a flag: fastformer train TASK ... "

@@ -23,6 +23,7 @@ import dataclasses
 import hashlib
 import json
 import typing
+from collections.abc import Iterable
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -139,7 +140,8 @@ class Settings:
             if choices is not None:
                 bad = [v for v in (value if isinstance(value, list) else [value]) if v not in choices]
                 if bad:
-                    raise SettingError(f.name, f"{bad[0]!r} is not one of {', '.join(map(str, choices))}")
+                    listed = ", ".join(map(str, choices))
+                    raise SettingError(f.name, f"{bad[0]!r} is not one of {listed}{meant(bad[0], choices)}")
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 _check_range(f.name, value, meta)
             if meta.get("paths") and isinstance(value, str):
@@ -362,14 +364,21 @@ def changed_settings(before: dict[str, Any], after: dict[str, Any]) -> list[str]
     return [f"{n}: {before.get(n)!r} -> {after.get(n)!r}" for n in names if before.get(n) != after.get(n)]
 
 
+def meant(given: Any, offered: Iterable[Any], separator: str = "-") -> str:
+    """ "; did you mean X?" for the offered value nearest a misspelt one (`fastformr`, `max-length` for max_length,
+    `head_tail` for head+tail), else ""."""
+    import difflib
+
+    names = {str(o): str(o) for o in offered}
+    names.update({k.replace("+", separator).replace("_", separator): v for k, v in list(names.items())})
+    close = difflib.get_close_matches(str(given).replace("_", separator).replace("+", separator), list(names), n=1)
+    return f"; did you mean {names[close[0]]}?" if close else ""
+
+
 def unknown_setting(name: str, known: set[str]) -> str:
     """What to say of a setting no field has: the likeliest meant (a config file's `epoch:` or `max-length:`), then
     every known one."""
-    import difflib
-
-    close = difflib.get_close_matches(name.replace("-", "_"), sorted(known), n=1)
-    meant = f"did you mean {close[0]}? " if close else ""
-    return f"no such setting for this task; {meant}known: {', '.join(sorted(known))}"
+    return f"no such setting for this task{meant(name, sorted(known), '_')} (known: {', '.join(sorted(known))})"
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
