@@ -185,6 +185,21 @@ def test_evaluate_and_predict_reuse_the_runs_own_fields_and_threshold(tmp_path, 
     out = tmp_path / "metrics.json"
     assert main(["evaluate", str(model), "--data", str(data), "--output", str(out)]) == 0  # no fields given
     assert json.loads(out.read_text())["examples"] == 80
+    # the run's threshold (7) on a file of another scale (1-5 stars) would make every row 'neg': refused, nothing
+    # written; the file's own threshold given scores it; one distinct label (all 9s) is a file of one class, scored
+    five = tmp_path / "five-stars.jsonl"
+    five.write_text("".join(json.dumps({**r, "stars": 5 if r["stars"] == 9 else 1}) + "\n" for r in rows))
+    refused = tmp_path / "refused" / "metrics.json"
+    refused.parent.mkdir()
+    with pytest.raises(
+        SystemExit, match=r"labels run from 1 to 5, all under 7, so every example would be 'neg' by the"
+    ):
+        main(["evaluate", str(model), "--data", str(five), "--output", str(refused)])
+    assert not any(refused.parent.iterdir())
+    again = ["--output", str(out), "--overwrite"]
+    assert main(["evaluate", str(model), "--data", str(five), "--binary-threshold", "4", *again]) == 0
+    assert main(["evaluate", str(model), "--data", str(data), "--where", "stars=9", *again]) == 0
+    assert json.loads(out.read_text())["examples"] == 40
     capsys.readouterr()
     assert main(["predict", str(model), "--file", str(data), "--no-progress"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -151,6 +151,10 @@ USER_ERRORS = [
         ["train", "--truncation", "head_tail"],
         "--truncation: 'head_tail' is not one of head, head+tail; did you mean head+tail?",
     ),
+    (
+        ["train", "--train", str(SST / "sst_dev.txt"), "--binary-threshold", "7", "--output-dir", "{tmp}/out"],
+        "--binary-threshold 7: the labels run from 1 to 5, all under 7, so every example would be 'neg'; give one",
+    ),
     (["train", "--output-dir", "{tmp}/bad.yaml"], "{tmp}/bad.yaml: exists and is not a folder"),
     (["train", "--warmup", "nan"], "--warmup: must be a finite number, got nan"),
     (["train", "--seed", "-1"], "--seed: must be >= 0, got -1"),

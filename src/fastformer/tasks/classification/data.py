@@ -33,6 +33,23 @@ def relabel_binary(examples: list[Example], threshold: float | None) -> list[Exa
     return relabelled
 
 
+def one_sided(examples: list[Example], threshold: float) -> str | None:
+    """What is wrong when `threshold` puts two or more distinct numeric labels all on one side ("the labels run from
+    1 to 5, all under 7, so every example would be 'neg'": SST-5's scale scored with IMDB's threshold), else None. One
+    distinct label (a file of 10-star reviews alone) or a label that is not a number is not this function's case."""
+    try:
+        values = {float(e.label) for e in examples if e.label is not None}
+    except ValueError:
+        return None  # relabel_binary names the row
+    if len(values) < 2 or (min(values) < threshold <= max(values)):
+        return None
+    side, name = ("under", "neg") if max(values) < threshold else ("at or over", "pos")
+    return (
+        f"the labels run from {min(values):g} to {max(values):g}, all {side} {threshold:g}, so every example would be "
+        f"{name!r}"
+    )
+
+
 def load_mind_topics(cfg: ClassificationConfig, report: dict[str, Any]) -> dict[str, list[Example]]:
     """MIND topic classification: news texts labelled with their category (`fastformer.data.mind_topics`).
 
@@ -105,5 +122,9 @@ def load_splits(cfg: ClassificationConfig, report: dict[str, Any] | None = None)
             splits["validation"], splits["train"] = hold_out(splits["train"], cfg.validation_fraction, cfg.seed)
         if cfg.test:
             splits["test"] = read_examples(cfg.test, where=cfg.test_where, **read)
+    if cfg.binary_threshold is not None and (why := one_sided(splits["train"], cfg.binary_threshold)):
+        raise ValueError(
+            f"--binary-threshold {cfg.binary_threshold:g}: {why}; give one inside the training labels' range"
+        )
     splits = {name: relabel_binary(examples, cfg.binary_threshold) for name, examples in splits.items()}
     return limit_splits(splits, cfg.max_train_examples, cfg.max_eval_examples, SUBSETS[cfg.subset])

@@ -23,7 +23,7 @@ from fastformer.tasks.classification.config import (
     ClassificationEvaluation,
     ClassificationPrediction,
 )
-from fastformer.tasks.classification.data import load_splits, relabel_binary
+from fastformer.tasks.classification.data import load_splits, one_sided, relabel_binary
 
 # --architecture values that are untrained baselines: name -> module with train / evaluate / classifier / MODEL_FILES
 BASELINES = {"tfidf": "fastformer.tasks.classification.tfidf", "nbsvm": "fastformer.tasks.classification.nbsvm"}
@@ -202,7 +202,14 @@ class ClassificationTask(Task):
         examples = read_examples(
             settings.data, text_field=text_field, label_field=label_field, format=settings.format, where=settings.where
         )
-        examples = relabel_binary(examples[: settings.max_examples] if settings.max_examples else examples, threshold)
+        examples = examples[: settings.max_examples] if settings.max_examples else examples
+        if settings.binary_threshold is None and threshold is not None and (why := one_sided(examples, threshold)):
+            # the run's threshold on another scale (IMDB's 7 on SST-5's 1-5) would score every row against one class
+            raise ValueError(
+                f"--data {settings.data}: {why} by the run's --binary-threshold; give --binary-threshold for this "
+                "file's scale"
+            )
+        examples = relabel_binary(examples, threshold)
         if architecture in BASELINES:
             metrics, rows = baseline_module(architecture).evaluate(model_dir, examples)
         else:
