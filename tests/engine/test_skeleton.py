@@ -155,6 +155,12 @@ USER_ERRORS = [
         ["train", "--train", str(SST / "sst_dev.txt"), "--binary-threshold", "7", "--output-dir", "{tmp}/out"],
         "--binary-threshold 7: the labels run from 1 to 5, all under 7, so every example would be 'neg'; give one",
     ),
+    # decoding flags: checked before the folder is read (--num-beams 0 was a ZeroDivisionError, --top-p 2 taken)
+    (["generate", "{tmp}/nowhere", "x", "--num-beams", "0"], "fastformer generate: --num-beams: must be >= 1, got 0"),
+    (["generate", "{tmp}/nowhere", "x", "--do-sample", "--top-p", "2"], "--top-p: must be in (0, 1], got 2"),
+    (["generate", "{tmp}/nowhere", "x", "--do-sample", "--temperature", "nan"], "--temperature: must be > 0"),
+    (["generate", "{tmp}/nowhere", "x", "--temperature", "0.7"], "--temperature only acts when sampling: add --do-s"),
+    (["generate", "{tmp}/nowhere", "x", "--top-k", "5", "--top-p", "0.9"], "--top-k and --top-p only act when sam"),
     (["train", "--output-dir", "{tmp}/bad.yaml"], "{tmp}/bad.yaml: exists and is not a folder"),
     (["train", "--warmup", "nan"], "--warmup: must be a finite number, got nan"),
     (["train", "--seed", "-1"], "--seed: must be >= 0, got -1"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 HELP = "continue prompts with a trained language model"
@@ -33,10 +34,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed for sampling")
 
 
+# each decoding flag's valid values, checked before any file is read or model loaded: transformers' own checks are
+# worded in its argument names, let --top-p 2 through, and --num-beams 0 was a ZeroDivisionError traceback
+LIMITS = {
+    "max_new_tokens": (lambda v: v >= 1, ">= 1"),
+    "num_beams": (lambda v: v >= 1, ">= 1"),
+    "temperature": (lambda v: math.isfinite(v) and v > 0, "> 0 (greedy decoding is the default, without --do-sample)"),
+    "top_k": (lambda v: v >= 0, ">= 0 (0: no top-k cut)"),
+    "top_p": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "no_repeat_ngram_size": (lambda v: v >= 1, ">= 1"),
+    "repetition_penalty": (lambda v: math.isfinite(v) and v > 0, "> 0 (1: none)"),
+    "seed": (lambda v: v >= 0, ">= 0"),
+}
+SAMPLING_ONLY = ("temperature", "top_k", "top_p")  # what greedy decoding and beam search ignore
+
+
+def check_decoding_flags(args: argparse.Namespace) -> None:
+    """A decoding flag out of its range, or a sampling flag without --do-sample (it would be ignored): one line."""
+    for name, (valid, what) in LIMITS.items():
+        value = getattr(args, name)
+        if value is not None and not valid(value):
+            raise SystemExit(f"fastformer generate: --{name.replace('_', '-')}: must be {what}, got {value:g}")
+    given = [f"--{n.replace('_', '-')}" for n in SAMPLING_ONLY if getattr(args, n) is not None]
+    if given and not args.do_sample:
+        acts, them = ("acts", "it") if len(given) == 1 else ("act", "them")
+        raise SystemExit(
+            f"fastformer generate: {' and '.join(given)} only {acts} when sampling: add --do-sample (greedy decoding "
+            f"and beam search would ignore {them})"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     import torch
 
     from fastformer.cli.inputs import texts_from, write_lines
+
+    check_decoding_flags(args)
 
     if args.output:
         from fastformer.cli.outputs import OutputRefused, check_output
