@@ -25,20 +25,28 @@ FAST_VARIANTS = [
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from fastformer.cli.settings import bounded
+
     parser.add_argument("--sweep", choices=["paper", "fixed", "both"], default="paper")
     parser.add_argument("--fast", action="store_true", help="a quick look: few variants and lengths, ~1 minute")
     parser.add_argument("--variants", nargs="+", help="registry names (fastformer.benchmark.registry); default: all")
-    parser.add_argument("--lengths", type=int, nargs="+", help="default: 128 ... 65536 (paper), 128 ... 16384 (fixed)")
-    parser.add_argument("--tokens", type=int, default=65536, help="tokens per step in the paper sweep")
-    parser.add_argument("--batch-size", type=int, default=4, help="batch of the fixed sweep")
+    positive = bounded(1)
+    parser.add_argument(
+        "--lengths", type=positive, nargs="+", help="default: 128 ... 65536 (paper), 128 ... 16384 (fixed)"
+    )
+    parser.add_argument("--tokens", type=positive, default=65536, help="tokens per step in the paper sweep")
+    parser.add_argument("--batch-size", type=positive, default=4, help="batch of the fixed sweep")
     parser.add_argument("--modes", nargs="+", choices=["train", "inference"], default=["train", "inference"])
-    parser.add_argument("--hidden-size", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=16)
+    parser.add_argument("--hidden-size", type=positive, default=256)
+    parser.add_argument("--heads", type=positive, default=16)
     parser.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], default="float32")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=positive, default=5)
     parser.add_argument(
-        "--budget-s", type=float, default=20.0, help="a step slower than this ends that variant's sweep"
+        "--budget-s",
+        type=bounded(0, float, above=True),
+        default=20.0,
+        help="a step slower than this ends that variant's sweep",
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory measurement")
     parser.add_argument("--out", default="runs/bench", help="folder for the JSON, CSV and PNG files")
@@ -65,10 +73,16 @@ def run(args: argparse.Namespace) -> int:
     from fastformer.benchmark.plot import plot
     from fastformer.benchmark.registry import VARIANTS
     from fastformer.benchmark.runner import print_cell
+    from fastformer.cli.demo import check_shape_flags
 
     unknown = sorted(set(args.variants or ()) - set(VARIANTS))
     if unknown:
         raise SystemExit(f"fastformer bench: --variants: unknown {unknown}; choose from {sorted(VARIANTS)}")
+    check_shape_flags("bench", args)
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", args.device):
+        raise SystemExit(f"fastformer bench: --device {args.device!r}: cpu, cuda or cuda:N")
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit(f"fastformer bench: --device {args.device}: this torch sees no CUDA device")
     if args.fast:
         args.variants = args.variants or FAST_VARIANTS
         args.lengths = args.lengths or [512, 2048, 8192]

@@ -15,11 +15,14 @@ HELP = "time and memory of Fastformer vs softmax attention at growing lengths "
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lengths", type=int, nargs="+", default=[512, 1024, 2048, 4096, 8192])
-    parser.add_argument("--hidden-size", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=16)
-    parser.add_argument("--batch-size", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=3)
+    from fastformer.cli.settings import bounded
+
+    positive = bounded(1)
+    parser.add_argument("--lengths", type=positive, nargs="+", default=[512, 1024, 2048, 4096, 8192])
+    parser.add_argument("--hidden-size", type=positive, default=256)
+    parser.add_argument("--heads", type=positive, default=16)
+    parser.add_argument("--batch-size", type=positive, default=1)
+    parser.add_argument("--repeats", type=positive, default=3)
     parser.add_argument("--preset", default="paper", choices=["paper", "official"])
     parser.add_argument("--json", metavar="PATH", help="also write the measurements as JSON")
 
@@ -51,7 +54,24 @@ def busy_note(load: float, cores: int, spread: float) -> str | None:
     )
 
 
+def check_shape_flags(verb: str, args: argparse.Namespace) -> None:
+    """--hidden-size split evenly into --heads (a ValueError traceback from the layer before)."""
+    if args.hidden_size % args.heads:
+        raise SystemExit(
+            f"fastformer {verb}: --hidden-size {args.hidden_size} does not split into --heads {args.heads} (each head "
+            "takes hidden_size / heads dimensions)"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
+    check_shape_flags("demo", args)
+    if args.json:  # before minutes of measuring, not after
+        from fastformer.cli.outputs import OutputRefused, check_output
+
+        try:
+            check_output(args.json, flag="--json", overwrite=True)
+        except OutputRefused as error:
+            raise SystemExit(f"fastformer demo: {error}") from None
     import torch
 
     from fastformer.layers import FastformerAttention, SoftmaxAttention

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
 import typing
 from typing import Any, NamedTuple
@@ -33,11 +34,12 @@ class OneLineParser(argparse.ArgumentParser):
         import difflib
         import re
 
+        message = re.sub(r"^argument (-[^:/ ]+)(/-[^: ]+)?: ", r"\1: ", message)  # "--heads: ...", as settings say it
         required = "the following arguments are required: "
         if message.startswith(required):  # parse_intermixed_args also lists a positional that may be empty (texts)
             optional = {a.dest for a in self._actions if not a.option_strings and a.nargs in ("*", "?")}
             message = required + ", ".join(n for n in message[len(required) :].split(", ") if n not in optional)
-        choice = re.match(r"argument [^:]+: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        choice = re.match(r"(?:argument )?[^:]+: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
         if choice:  # a misspelt command, task or choice (`trian`, `convert_bert`): the one it most likely meant
             offered = re.findall(r"'([^']*)'", choice[2])
             close = difflib.get_close_matches(choice[1].replace("_", "-"), offered, n=1)
@@ -72,6 +74,27 @@ class OneLineParser(argparse.ArgumentParser):
             if stem in (action.dest, action.dest.removesuffix("s"), action.dest.split("_")[0]):
                 return action.dest
         return None
+
+
+def bounded(minimum: float, kind: type = int, above: bool = False):
+    """An argparse `type`: a finite `kind` >= minimum (> minimum when `above`), refused in one line through
+    OneLineParser ("--heads: must be >= 1, got 0") before anything runs; the verbs whose flags are not a settings
+    dataclass (bench, demo) use it where 0 or a negative value was a traceback deep inside."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            expected = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+        if value < minimum or (above and value == minimum):
+            raise argparse.ArgumentTypeError(f"must be {'>' if above else '>='} {minimum:g}, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def flag_name(name: str) -> str:
