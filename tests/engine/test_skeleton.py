@@ -168,6 +168,10 @@ USER_ERRORS = [
     (["bench", "--fast", "--budget-s", "inf"], "fastformer bench: --budget-s: must be a finite number, got inf"),
     (["bench", "--fast", "--device", "tpu"], "fastformer bench: --device 'tpu': cpu, cuda or cuda:N"),
     (["bench", "--sweep", "fixd"], "--sweep: invalid choice: 'fixd' (choose from 'paper', 'fixed', 'both'); did you"),
+    (
+        ["convert-mindrec", "{tmp}/nothere.json", "{tmp}/out"],
+        "fastformer convert-mindrec: {tmp}/nothere.json: no such file",
+    ),
     (["demo", "--heads", "0"], "fastformer demo: --heads: must be >= 1, got 0"),
     (["demo", "--batch-size", "x"], "fastformer demo: --batch-size: expected an integer, got 'x'"),
     (["demo", "--json", "{tmp}/nowhere/x.json"], "fastformer demo: --json {tmp}/nowhere/x.json: its folder"),

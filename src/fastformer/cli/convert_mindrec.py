@@ -24,6 +24,11 @@ def run(args: argparse.Namespace) -> int:
     from fastformer.data import DataError
     from fastformer.data.mind import convert_mindrec
 
+    source = Path(args.json_file)
+    if not source.is_file():  # (the reader's FileNotFoundError read "[Errno 2] No such file or directory: ...")
+        raise SystemExit(
+            f"fastformer convert-mindrec: {source}: {'is a folder' if source.is_dir() else 'no such file'}"
+        )
     folder = Path(args.output_dir)
     try:
         if folder.is_dir():  # a new folder is made by the conversion; an existing one keeps what is not ours to replace
