@@ -18,7 +18,14 @@ import typing
 from typing import Any, NamedTuple
 
 from fastformer.engine.init_from import InitFromError, fine_tuning_defaults
-from fastformer.engine.settings import SettingError, base_type, field_types, load_config_file, unknown_setting
+from fastformer.engine.settings import (
+    SettingError,
+    base_type,
+    field_types,
+    load_config_file,
+    meant,
+    unknown_setting,
+)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -41,10 +48,7 @@ class OneLineParser(argparse.ArgumentParser):
             message = required + ", ".join(n for n in message[len(required) :].split(", ") if n not in optional)
         choice = re.match(r"(?:argument )?[^:]+: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
         if choice:  # a misspelt command, task or choice (`trian`, `convert_bert`): the one it most likely meant
-            offered = re.findall(r"'([^']*)'", choice[2])
-            close = difflib.get_close_matches(choice[1].replace("_", "-"), offered, n=1)
-            if close:
-                message += f"; did you mean {close[0]}?"
+            message += meant(choice[1], re.findall(r"'([^']*)'", choice[2]))
         if message.startswith("unrecognized arguments: "):  # a misspelt flag: the one it most likely meant
             flags = re.findall(r"(?<!\S)--?[A-Za-z][\w-]*", message)
             if flags:  # the unknown flags alone: argparse joins their values and the texts after them into the list
