@@ -54,14 +54,15 @@ class OneLineParser(argparse.ArgumentParser):
             if flags:  # the unknown flags alone: argparse joins their values and the texts after them into the list
                 message = "unrecognized arguments: " + " ".join(flags)
             # `--model DIR` as other tools spell it: DIR was read as the positional model_dir already
-            by_position = list(dict.fromkeys(p for f in flags if (p := self._positional_spelt_by(f))))
+            spelt = {f: self._positional_spelt_by(f) for f in flags}
+            by_position = list(dict.fromkeys(p for p in spelt.values() if p))
             if by_position:
                 verb = "is" if len(by_position) == 1 else "are"
                 message += f"; {', '.join(by_position)} {verb} given by position, without a flag"
             close = [
                 m
-                for f in flags
-                if not self._positional_spelt_by(f)
+                for f, positional in spelt.items()
+                if not positional
                 for m in difflib.get_close_matches(f, self._option_string_actions, n=1)
             ]
             if close:

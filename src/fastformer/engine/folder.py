@@ -300,8 +300,9 @@ class RunFolder:
         if self.path.exists() and not self.path.is_dir():
             raise RunFolderError(f"{self.path}: exists and is not a folder; choose another --output-dir")
         refuse_links(self.path)
-        existed, had_lock, had_marker = self.path.exists(), (self.path / LOCK).exists(), (self.path / MARKER).exists()
-        # the folders mkdir(parents=True) makes, deepest first: a refused `--output-dir runs/x` leaves no empty runs/
+        had_lock, had_marker = (self.path / LOCK).exists(), (self.path / MARKER).exists()
+        # the folders mkdir(parents=True) makes, deepest first (none when the folder exists): a refused
+        # `--output-dir runs/x` leaves no empty runs/
         absent = [p for p in (self.path, *self.path.parents) if not p.exists()]
         if self.path.is_dir():  # a run in progress is named as such, before any other objection
             self._acquire_lock()
@@ -313,8 +314,7 @@ class RunFolder:
             self._made = [
                 p for p, there in ((self.path / MARKER, had_marker), (self.path / LOCK, had_lock)) if not there
             ]
-            if not existed:
-                self._made.extend(absent)
+            self._made.extend(absent)
             if not had_marker:
                 (self.path / MARKER).write_text(json.dumps(dict(task=self.task, made=time.time()), indent=1))
         except BaseException:
