@@ -478,6 +478,26 @@ def test_models_explain_cannot_read_are_refused_by_name(classifier):
         explain(FastformerModel(FastformerConfig(**small)), tokenizer, "a text")
 
 
+def test_a_refused_explanation_writes_nothing(classifier, tmp_path):
+    """`explain` on a run whose layers mix by softmax attention used to leave an empty MODEL_DIR/explanations behind
+    its refusal; every input is explained now before the folder is made."""
+    from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification
+
+    folder = tmp_path / "softmax-run"
+    shutil.copytree(classifier, folder)
+    config = FastformerConfig.from_pretrained(str(folder))
+    config.attention_type = "softmax"
+    FastformerForSequenceClassification(config).save_pretrained(str(folder))  # the run's files, softmax weights
+    with pytest.raises(SystemExit) as refused:
+        main(["explain", str(folder), "a fine film", "a dull one"])
+    assert "softmax attention" in str(refused.value.code) and "\n" not in str(refused.value.code)
+    assert not (folder / "explanations").exists()
+    out = tmp_path / "pages"
+    with pytest.raises(SystemExit, match="--head 9: the model has 2 heads"):
+        main(["explain", str(classifier), "a fine film", "--head", "9", "--output-dir", str(out)])
+    assert not out.exists()
+
+
 def test_a_label_or_text_with_markup_cannot_break_the_pages_data(classifier):
     """A label named "<!--<script" (and text holding "</script>") used to leave the page's data unread: inside
     <script>, those sequences change how the browser parses on. The data holds no "<" at all, and reads back."""

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         _fail(f"--layer {args.layer}: the model has {layers} layers")
     if args.head and args.head > heads:
         _fail(f"--head {args.head}: the model has {heads} heads")
-    output.mkdir(parents=True, exist_ok=True)
+    explained = []  # every input explained before a page is written: a refusal (any input's) writes nothing
     for name, text in named:
         try:
             explanation = explain(
@@ -121,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
                 explanation.weights(view)  # a view this model cannot show fails here, before anything is written
         except (DataError, ValueError) as error:
             _fail(f"{name}: {error}")
+        explained.append((name, explanation, view))
+    output.mkdir(parents=True, exist_ok=True)
+    for name, explanation, view in explained:
         written = [explanation.save_html(output / f"{name}.html", view, args.page_words)]
         if args.png:
             written.append(explanation.save_png(output / f"{name}.png", view))
