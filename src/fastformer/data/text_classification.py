@@ -1,5 +1,7 @@
 """Readers for labelled text: CSV / TSV (with or without a header), JSON Lines, fastText `__label__` lines, gzip of
-any of these, and a folder of text files with one sub-folder per label (the aclImdb layout).
+any of these, and a folder of text files with one sub-folder per label (the aclImdb layout: `aclImdb/train` or
+`aclImdb/test`, whose pos/ and neg/ are the labels, or with `label_field="rating"` the rating each review's file name
+ends with, `<id>_<rating>.txt`; aclImdb's `train/unsup/`, its 50,000 unlabelled reviews, is no label and is not read).
 
 Every example remembers where it came from (file and line), and every problem is reported there: a malformed row,
 a missing column, an empty file, or a label the model does not know. Nothing is dropped or guessed silently.
@@ -35,12 +37,17 @@ class Example:
     source: str  # "path:line", for error messages and prediction files
 
 
+def _data_suffix(path: Path) -> str:
+    """The suffix that names a file's format, a .gz looked through ("" for none)."""
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    return suffixes[-1] if suffixes else ""
+
+
 def detect_format(path: Path) -> str:
     """csv / tsv / jsonl / fasttext / folder from the path (a .gz suffix is looked through)."""
     if path.is_dir():
         return "folder"
-    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
-    last = suffixes[-1] if suffixes else ""
+    last = _data_suffix(path)
     if last in (".jsonl", ".json", ".ndjson"):
         return "jsonl"
     if last in (".tsv", ".tab"):
@@ -301,14 +308,59 @@ def _read_fasttext(path: Path) -> Iterator[Example]:
         raise DataError(path, None, None, "the file is empty")
 
 
-def _read_folder(path: Path) -> Iterator[Example]:
-    labels = sorted(p for p in path.iterdir() if p.is_dir())
+FOLDER_LABELS = ("folder", "rating")  # a folder dataset's label: its sub-folder's name, or its file name's rating
+UNLABELLED_FOLDERS = ("unsup",)  # aclImdb's train/unsup/: reviews without a label (their file names end in _0)
+DATA_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".json", ".ndjson", ".txt")
+
+
+def _rating_in_name(file: Path) -> str:
+    """aclImdb names each review <id>_<rating>.txt: the rating, as the label."""
+    match = re.fullmatch(r".*_(\d+)", file.name.split(".", 1)[0])
+    if not match:
+        raise DataError(
+            file, None, "label", "no rating in the file's name (aclImdb names each review <id>_<rating>.txt)"
+        )
+    return str(int(match.group(1)))
+
+
+def _read_folder(path: Path, label_field: str | int | None = None) -> Iterator[Example]:
+    by = "folder" if label_field is None else str(label_field)
+    if by not in FOLDER_LABELS:
+        raise DataError(
+            path,
+            None,
+            "label",
+            f"{by!r}: a folder dataset's label is its sub-folder's name (folder) or the rating that "
+            "ends each file's name, as aclImdb's <id>_<rating>.txt (rating)",
+        )
+    labels = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    labels = [p for p in labels if p.name not in UNLABELLED_FOLDERS]
     if not labels:
-        raise DataError(path, None, None, "a folder dataset needs one sub-folder per label, holding text files")
+        files = sorted(p.name for p in path.iterdir() if p.is_file() and _data_suffix(p) in DATA_SUFFIXES)
+        hint = (
+            f"; it holds {', '.join(files[:4])}{', ...' if len(files) > 4 else ''}: give one of them" if files else ""
+        )
+        raise DataError(path, None, None, "a folder dataset needs one sub-folder per label, holding text files" + hint)
     for label_dir in labels:
-        for file in sorted(label_dir.iterdir()):
-            if file.is_file():
-                yield Example(file.read_text(encoding="utf-8", errors="replace"), label_dir.name, f"{file}:1")
+        # a split's folder given one level too high (aclImdb/ itself: train/ and test/ would be read as labels, with
+        # the split's word counts and URL lists as their texts)
+        nested = sorted(p.name for p in label_dir.iterdir() if p.is_dir())
+        if nested:
+            raise DataError(
+                label_dir,
+                None,
+                None,
+                f"holds folders ({', '.join(nested[:4])}), not texts: a folder dataset is one "
+                "split with one sub-folder of texts per label (aclImdb: give aclImdb/train or aclImdb/test)",
+            )
+        files = sorted(f for f in label_dir.iterdir() if f.is_file() and not f.name.startswith("."))
+        if not files:
+            raise DataError(
+                label_dir, None, None, "no text files (a label's sub-folder holds one text file per example)"
+            )
+        for file in files:
+            label = label_dir.name if by == "folder" else _rating_in_name(file)
+            yield Example(file.read_text(encoding="utf-8", errors="replace"), label, f"{file}:1")
 
 
 def read_examples(
@@ -348,7 +400,7 @@ def read_examples(
     elif format == "fasttext":
         examples = _read_fasttext(path)
     else:
-        examples = _read_folder(path)
+        examples = _read_folder(path, label_field)
     result = list(examples)
     if not result:
         raise DataError(path, None, None, "no examples" + (f" matching {where}" if where else ""))
