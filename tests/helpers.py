@@ -102,3 +102,36 @@ def sst5_sentences(n: int, split: str = "dev") -> list[str]:
     """The first n sentences of SST-5's fastText-format file (`__label__K<TAB>text`)."""
     lines = (SHARED / "data" / "sst5" / f"sst_{split}.txt").read_text().splitlines()[:n]
     return [line.split("\t", 1)[1] for line in lines]
+
+
+def acl_imdb_layout(root: Path, per_folder: int = 6) -> Path:
+    """The official aclImdb layout (Maas et al. 2011) from real reviews: {train,test}/{pos,neg}/<id>_<rating>.txt,
+    train/unsup/<id>_0.txt, and the files the release keeps beside them (labeledBow.feat, urls_pos.txt, ...)."""
+    import gzip
+    import json
+
+    data = SHARED / "data" / "imdb"
+    wanted = {(split, sentiment): [] for split in ("train", "test") for sentiment in ("pos", "neg")}
+    with gzip.open(data / "imdb_ratings.jsonl.gz", "rt") as f:
+        for line in f:  # the first reviews of each split and sentiment
+            record = json.loads(line)
+            chosen = wanted[record["split"], "pos" if record["rating"] >= 7 else "neg"]
+            if len(chosen) < per_folder:
+                chosen.append(record)
+            if all(len(chosen) == per_folder for chosen in wanted.values()):
+                break
+    with gzip.open(data / "imdb_unsup.jsonl.gz", "rt") as f:
+        unlabelled = [json.loads(next(f)) for _ in range(per_folder)]
+    for split in ("train", "test"):
+        (root / split).mkdir(parents=True)
+        (root / split / "labeledBow.feat").write_text("0 0:9 1:1\n")
+        (root / split / "urls_pos.txt").write_text("http://www.imdb.com/title/tt0453418/usercomments\n")
+        for sentiment in ("pos", "neg"):
+            (root / split / sentiment).mkdir()
+            for i, record in enumerate(wanted[split, sentiment]):
+                (root / split / sentiment / f"{i}_{record['rating']}.txt").write_text(record["text"])
+    (root / "train" / "unsup").mkdir()
+    for i, record in enumerate(unlabelled):
+        (root / "train" / "unsup" / f"{i}_0.txt").write_text(record["text"])
+    (root / "imdb.vocab").write_text("the\nand\n")
+    return root

@@ -6,7 +6,7 @@ import pytest
 
 from fastformer.data import DataError, LabelMap, read_examples
 from fastformer.data.text_classification import Example, canonical_label
-from tests.helpers import SHARED
+from tests.helpers import SHARED, acl_imdb_layout
 
 DATA = SHARED / "data"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data missing: {DATA}")
@@ -66,43 +66,12 @@ def test_folder_of_text_files(tmp_path):
     assert [(e.label, e.text) for e in examples] == [("neg", "bad"), ("neg", "awful"), ("pos", "good")]
 
 
-def _acl_imdb(root, per_folder: int = 6):
-    """The official aclImdb layout (Maas et al. 2011) from real reviews: {train,test}/{pos,neg}/<id>_<rating>.txt,
-    train/unsup/<id>_0.txt, and the files the release keeps beside them (labeledBow.feat, urls_pos.txt, ...)."""
-    import json
-
-    wanted = {(split, sentiment): [] for split in ("train", "test") for sentiment in ("pos", "neg")}
-    with gzip.open(DATA / "imdb" / "imdb_ratings.jsonl.gz", "rt") as f:
-        for line in f:  # the first reviews of each split and sentiment
-            record = json.loads(line)
-            chosen = wanted[record["split"], "pos" if record["rating"] >= 7 else "neg"]
-            if len(chosen) < per_folder:
-                chosen.append(record)
-            if all(len(chosen) == per_folder for chosen in wanted.values()):
-                break
-    with gzip.open(DATA / "imdb" / "imdb_unsup.jsonl.gz", "rt") as f:
-        unlabelled = [json.loads(next(f)) for _ in range(per_folder)]
-    for split in ("train", "test"):
-        (root / split).mkdir(parents=True)
-        (root / split / "labeledBow.feat").write_text("0 0:9 1:1\n")
-        (root / split / "urls_pos.txt").write_text("http://www.imdb.com/title/tt0453418/usercomments\n")
-        for sentiment in ("pos", "neg"):
-            (root / split / sentiment).mkdir()
-            for i, record in enumerate(wanted[split, sentiment]):
-                (root / split / sentiment / f"{i}_{record['rating']}.txt").write_text(record["text"])
-    (root / "train" / "unsup").mkdir()
-    for i, record in enumerate(unlabelled):
-        (root / "train" / "unsup" / f"{i}_0.txt").write_text(record["text"])
-    (root / "imdb.vocab").write_text("the\nand\n")
-    return root
-
-
 @needs_data
 def test_the_official_aclimdb_layout_reads_sentiment_or_ratings_and_never_its_unlabelled_reviews(tmp_path):
     """aclImdb/train's unsup/ (50,000 unlabelled reviews) was read as a third label, 'unsup'; aclImdb/ itself as the
     labels 'test' and 'train' with word counts and URL lists for texts. Now unsup/ is no label, the folder one level
     too high is refused naming what it holds, and label_field="rating" reads the rating of <id>_<rating>.txt."""
-    root = _acl_imdb(tmp_path / "aclImdb")
+    root = acl_imdb_layout(tmp_path / "aclImdb")
     train = read_examples(root / "train")
     assert LabelMap.from_examples(train).labels == ["neg", "pos"] and len(train) == 12
     assert all(e.text == (root / "train" / e.label / e.source.rsplit("/", 1)[1][:-2]).read_text() for e in train)

@@ -17,7 +17,7 @@ from fastformer.models.fastformer import FastformerForSequenceClassification
 from fastformer.tasks.pretrain.config import PretrainingConfig
 from fastformer.tasks.pretrain.corpus import decontaminate, load_texts, normalise_text
 from fastformer.tasks.pretrain.pretraining import MaskingCollator, TextPieces
-from tests.helpers import SHARED
+from tests.helpers import SHARED, acl_imdb_layout
 
 IMDB = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"
 UNSUP = SHARED / "data" / "imdb" / "imdb_unsup.jsonl.gz"
@@ -472,4 +472,30 @@ def test_a_fasttext_corpus_is_read_without_its_labels_and_an_exclude_of_everythi
     with pytest.raises(SystemExit) as refused:
         main(["train", "pretrain", "--train", str(sst_dev), "--exclude", str(sst_dev), "--output-dir", str(out)])
     assert "every one of the 1101 training texts occurs in the --exclude files" in str(refused.value.code)
+    assert not out.exists()
+
+
+def test_the_official_aclimdb_folders_are_a_corpus_and_an_exclude(tmp_path):
+    """IMDB as released: aclImdb/train/unsup/ (one review a file) is a corpus, aclImdb/test (pos/, neg/) an exclude
+    that drops a test review planted in the corpus; aclImdb/train itself (its label folders beside word counts and URL
+    lists) is refused as a corpus, naming its folders, before the run folder exists (every reader said 'no such
+    file' of a folder)."""
+    root = acl_imdb_layout(tmp_path / "aclImdb")
+    unsup = root / "train" / "unsup"
+    planted = sorted((root / "test" / "neg").iterdir())[0].read_text()
+    (unsup / "9_0.txt").write_text(planted)
+    (unsup / ".DS_Store").write_bytes(b"\0\1")
+    texts = list(read_texts(unsup))
+    assert texts == [f.read_text().strip() for f in sorted(unsup.iterdir()) if f.name.endswith(".txt")]
+    cfg = PretrainingConfig(train=str(unsup), exclude=[str(root / "test")], validation_fraction=0.2)
+    report = {}
+    kept = load_texts(cfg, report)
+    assert sorted(kept["train"] + kept["validation"]) == sorted(texts[:-1])
+    assert (report["decontamination"]["train_texts_dropped"], report["decontamination"]["excluded_texts"]) == (1, 12)
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as refused:
+        main(["train", "pretrain", "--train", str(root / "train"), "--output-dir", str(out)])
+    assert "holds folders (neg, pos, unsup): a folder of documents holds one text file a document" in str(
+        refused.value.code
+    )
     assert not out.exists()

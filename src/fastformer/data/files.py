@@ -79,6 +79,12 @@ class TextLines:
         return "".join(parts)
 
 
+def format_suffix(path: Path) -> str:
+    """The suffix that names a file's format, a .gz looked through ("" for none)."""
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    return suffixes[-1] if suffixes else ""
+
+
 def open_text(path: Path) -> TextLines:
     """A UTF-8 text file (gzip too) read line by line, with errors that name the line (`TextLines`)."""
     return TextLines(path)

@@ -20,6 +20,7 @@ from fastformer.data.files import (
     DataError,
     column,
     csv_reader,
+    format_suffix,
     json_records,
     open_text,
     refuse_filter,
@@ -37,17 +38,11 @@ class Example:
     source: str  # "path:line", for error messages and prediction files
 
 
-def _data_suffix(path: Path) -> str:
-    """The suffix that names a file's format, a .gz looked through ("" for none)."""
-    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
-    return suffixes[-1] if suffixes else ""
-
-
 def detect_format(path: Path) -> str:
     """csv / tsv / jsonl / fasttext / folder from the path (a .gz suffix is looked through)."""
     if path.is_dir():
         return "folder"
-    last = _data_suffix(path)
+    last = format_suffix(path)
     if last in (".jsonl", ".json", ".ndjson"):
         return "jsonl"
     if last in (".tsv", ".tab"):
@@ -336,7 +331,7 @@ def _read_folder(path: Path, label_field: str | int | None = None) -> Iterator[E
     labels = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
     labels = [p for p in labels if p.name not in UNLABELLED_FOLDERS]
     if not labels:
-        files = sorted(p.name for p in path.iterdir() if p.is_file() and _data_suffix(p) in DATA_SUFFIXES)
+        files = sorted(p.name for p in path.iterdir() if p.is_file() and format_suffix(p) in DATA_SUFFIXES)
         hint = (
             f"; it holds {', '.join(files[:4])}{', ...' if len(files) > 4 else ''}: give one of them" if files else ""
         )

@@ -1,7 +1,8 @@
 """Unlabelled text: the documents of a corpus (language modelling, pretraining, distillation: `read_texts`) and the
 texts of a file to predict for, each with its line (`numbered_texts`). Formats: JSON Lines (a text field, optional
 filters), CSV / TSV (a column by the name its header row gives it, or by position in a file without a header row),
-or plain text (one document a line); gzip of any of these. Bad rows are reported with file, line and field, as for
+or plain text (one document a line); gzip of any of these; or a folder of text files, one document a file (aclImdb's
+`train/unsup/`). Bad rows are reported with file, line and field, as for
 labelled data.
 """
 
@@ -12,7 +13,15 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from fastformer.data.files import DataError, csv_reader, json_records, open_text, refuse_filter, rows_with_lines
+from fastformer.data.files import (
+    DataError,
+    csv_reader,
+    format_suffix,
+    json_records,
+    open_text,
+    refuse_filter,
+    rows_with_lines,
+)
 
 CORPUS_FORMATS = ("jsonl", "csv", "tsv", "txt")
 
@@ -24,8 +33,7 @@ def _corpus_format(path: Path, format: str | None) -> str:
         if format not in CORPUS_FORMATS:
             raise DataError(path, None, None, f"format must be one of {CORPUS_FORMATS}, got {format!r}")
         return format
-    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
-    last = suffixes[-1] if suffixes else ""
+    last = format_suffix(path)
     kind = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv"}.get(last, "txt")
     return "jsonl" if kind == "txt" and _first_line_is_a_json_object(path) else kind
 
@@ -38,9 +46,12 @@ def read_texts(
 ) -> Iterator[str]:
     """The documents of a file, in order. text_field: JSON key or CSV/TSV column (a header's name, or a position in a
     file without a header row; default "text", else a header's one usual text column); not read from a plain text
-    file, whose lines are the documents (so several files of a corpus share one field). where: JSON Lines filters,
-    e.g. {"split": "train"}. Empty documents are skipped."""
+    file, whose lines are the documents (so several files of a corpus share one field), nor from a folder, whose files
+    are (by name). where: JSON Lines filters, e.g. {"split": "train"}. Empty documents are skipped."""
     path = Path(path)
+    if path.is_dir():
+        yield from _folder_documents(path, where)
+        return
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     kind = _corpus_format(path, format)
@@ -54,6 +65,29 @@ def read_texts(
             yield text
     if count == 0:
         raise DataError(path, None, None, "no documents (empty file, or no record matches the filters)")
+
+
+def _folder_documents(path: Path, where: dict[str, str] | None) -> Iterator[str]:
+    """Each file of a folder, by name, as one document (aclImdb's train/unsup/: <id>_0.txt, one review each)."""
+    refuse_filter(path, where, "a folder of text files")
+    entries = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+    folders = [p.name for p in entries if p.is_dir()]
+    if folders:  # aclImdb/train: pos/, neg/ and unsup/ beside the release's word counts and URL lists
+        raise DataError(
+            path,
+            None,
+            None,
+            f"holds folders ({', '.join(folders[:4])}): a folder of documents holds one text file a "
+            "document (as aclImdb's train/unsup/)",
+        )
+    count = 0
+    for file in entries:
+        text = file.read_text(encoding="utf-8", errors="replace").strip()
+        if text:
+            count += 1
+            yield text
+    if count == 0:
+        raise DataError(path, None, None, "no documents (no file with text in it)")
 
 
 def numbered_texts(

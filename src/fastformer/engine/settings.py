@@ -269,8 +269,11 @@ class LabelledDataSettings(DataSettings):
 
 @dataclass
 class CorpusSettings(DataSettings):
-    """Unlabelled texts (language modelling, pretraining): one text field, and caps on the texts of each split."""
+    """Unlabelled texts (language modelling, pretraining): one text field, and caps on the texts of each split. A
+    folder of text files is a corpus too (one document a file, as aclImdb's train/unsup/)."""
 
+    train: str | None = redefault(DataSettings, "train", None, paths="file-or-folder")
+    validation: str | None = redefault(DataSettings, "validation", None, paths="file-or-folder")
     text_field: str | None = setting(None, "text column / JSON key (default: 'text')")
     format: str | None = setting(
         None, "file format (default: from the file name)", choices=("jsonl", "csv", "tsv", "txt")
@@ -289,7 +292,8 @@ class DecontaminatedCorpusSettings(CorpusSettings):
         CorpusSettings,
         "train",
         None,
-        help="unlabelled texts: JSON Lines, CSV/TSV or text files (.gz too), several joined by commas",
+        help="unlabelled texts: JSON Lines, CSV/TSV or text files (.gz too) or folders of text files (one a "
+        "document), several joined by commas",
     )
     validation: str | None = redefault(
         CorpusSettings,
@@ -299,10 +303,10 @@ class DecontaminatedCorpusSettings(CorpusSettings):
     )
     exclude: list[str] = setting(
         factory=list,
-        paths="file",
-        help="evaluation files whose texts must never be trained on: every training or validation text that also "
-        "occurs in one (whitespace and case normalised) is dropped and counted in metrics.json (--where "
-        "exclude:KEY=VALUE filters them, e.g. exclude:split=test)",
+        paths="file-or-folder",
+        help="evaluation files (or folders: aclImdb/test) whose texts must never be trained on: every training or "
+        "validation text that also occurs in one (whitespace and case normalised) is dropped and counted in "
+        "metrics.json (--where exclude:KEY=VALUE filters them, e.g. exclude:split=test)",
     )
     exclude_where: dict[str, str] | None = setting(None, "JSON Lines filter of the --exclude files", flag=False)
     validation_fraction: float = redefault(CorpusSettings, "validation_fraction", 0.01)
@@ -321,7 +325,7 @@ class DecontaminatedCorpusSettings(CorpusSettings):
     def check(self) -> None:
         super().check()
         for path in self.exclude:
-            check_path("exclude", path, "file")
+            check_path("exclude", path, "file-or-folder")
 
 
 def settings_hash(settings: dict[str, Any]) -> str:

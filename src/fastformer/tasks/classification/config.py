@@ -88,8 +88,8 @@ class ClassificationConfig(LabelledDataSettings, TeacherSettings):
     unlabelled: str | None = setting(
         None,
         "--teacher: in-domain texts with no label (JSON Lines / CSV / text) that only the teacher labels; texts of the "
-        "validation or test split are dropped",
-        paths="file",
+        "validation or test split are dropped; a folder: one text a file, as aclImdb's train/unsup/",
+        paths="file-or-folder",
         fingerprint_at_default=False,
     )
     unlabelled_field: str | None = setting(

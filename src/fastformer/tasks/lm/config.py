@@ -15,7 +15,10 @@ class LanguageModelingConfig(CorpusSettings, TokenizerSettings):
     """Causal language modelling (`fastformer train lm`); saved as run_config.json beside the model."""
 
     train: str | None = redefault(
-        CorpusSettings, "train", None, help="training documents: a JSON Lines, CSV/TSV or text file"
+        CorpusSettings,
+        "train",
+        None,
+        help="training documents: a JSON Lines, CSV/TSV or text file, or a folder of text files (one a document)",
     )
     validation: str | None = redefault(
         CorpusSettings,

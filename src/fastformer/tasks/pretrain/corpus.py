@@ -24,15 +24,21 @@ def read_corpus(paths: str | list[str], cfg: PretrainingConfig, where: dict[str,
     return [text for path in files if path for text in file_texts(path, cfg, where)]
 
 
-def file_texts(path: str, cfg: PretrainingConfig, where: dict[str, str] | None) -> list[str]:
+def file_texts(
+    path: str, cfg: PretrainingConfig, where: dict[str, str] | None, labelled_folders: bool = False
+) -> list[str]:
     """One file's texts, read as the data it is: a fastText file (`__label__K<TAB>text`, SST's format) by the
     labelled reader, so that the label prefix is not part of every text (it was: a pretraining corpus learnt
     "__label__4", and an exclude file in that format matched nothing); anything else by the corpus reader, with
-    `--text-field`, `--format` and the filters."""
+    `--text-field`, `--format` and the filters (a folder: one text a file). labelled_folders (--exclude): a folder of
+    label sub-folders (aclImdb/test: pos/, neg/) is read as the labelled dataset it is."""
 
     from fastformer.data.text_classification import DataError, detect_format, read_examples
     from fastformer.data.text_corpus import read_texts
 
+    folder = Path(path)
+    if labelled_folders and folder.is_dir() and any(p.is_dir() for p in folder.iterdir()):
+        return [example.text for example in read_examples(folder, format="folder", where=where)]  # (where: refused)
     try:
         fasttext = cfg.format is None and detect_format(Path(path)) == "fasttext"
     except DataError:  # no telling from the name or the first line: the corpus reader's rules apply
@@ -64,7 +70,7 @@ def load_texts(cfg: PretrainingConfig, report: dict[str, Any], task: str = "pret
     excluded: set[str] = set()
     per_file: dict[str, set[str]] = {}
     for path in cfg.exclude:
-        per_file[path] = {normalise_text(t) for t in file_texts(path, cfg, cfg.exclude_where)}
+        per_file[path] = {normalise_text(t) for t in file_texts(path, cfg, cfg.exclude_where, labelled_folders=True)}
         excluded |= per_file[path]
     train = read_corpus(cfg.train, cfg, cfg.train_where)
     read = len(train)
