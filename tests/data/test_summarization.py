@@ -80,3 +80,36 @@ def test_bad_rows_name_file_line_and_field(tmp_path):
         read_pairs(csv_path)
     with pytest.raises(FileNotFoundError):
         read_pairs(tmp_path / "missing.csv")
+
+
+def test_cnndm_as_released_a_folder_of_story_files(tmp_path):
+    """CNN/DailyMail's release (Hermann et al. 2015): cnn/stories/<id>.story, the article's paragraphs and then each
+    highlight after an @highlight line. Written from the CSV's real rows (whose `id` is the story's name), the folder
+    reads as the same pairs; a story with no article is skipped and counted, one with no highlight is an error naming
+    it, and the folder above stories/ is named with what it holds."""
+    import csv
+
+    with gzip.open(CNNDM / "test_first500.csv.gz", "rt") as f:
+        rows = [row for _, row in zip(range(20), csv.DictReader(f), strict=False)]
+    stories = tmp_path / "cnn" / "stories"
+    stories.mkdir(parents=True)
+    for row in rows:
+        paragraphs = row["article"].replace(". ", ".\n\n", 3)  # a few paragraphs, as the .story files keep them
+        highlights = "".join(f"\n\n@highlight\n\n{h}" for h in row["highlights"].split("\n"))
+        (stories / f"{row['id']}.story").write_text(paragraphs + highlights + "\n")
+    by_id = {row["id"]: pair for row, pair in zip(rows, read_pairs(CNNDM / "test_first500.csv.gz"), strict=False)}
+    pairs = read_pairs(stories)
+    assert len(pairs) == 20 and pairs.skipped_empty == []
+    for pair in pairs:
+        expected = by_id[pair.origin.rsplit("/", 1)[1].removesuffix(".story:1")]
+        assert (pair.source, pair.target) == (expected.source, expected.target)
+        assert lead(pair) == lead(expected)
+    (stories / "0000empty.story").write_text("\n@highlight\n\nA highlight of an article that is not there\n")
+    assert read_pairs(stories).skipped_empty == [f"{stories / '0000empty.story'}:1: field 'article': empty"]
+    (stories / "0001cut.story").write_text("An article whose highlights were cut off.\n")
+    with pytest.raises(DataError, match=r"0001cut.story: field 'highlights': no @highlight line"):
+        read_pairs(stories)
+    with pytest.raises(DataError, match=r"cnn: a folder of pairs holds CNN/DailyMail's .story files; it has none \("):
+        read_pairs(tmp_path / "cnn")
+    with pytest.raises(DataError, match="format 'csv' reads a file"):
+        read_pairs(stories, format="csv")

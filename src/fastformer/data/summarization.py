@@ -1,6 +1,7 @@
-"""Readers of document / summary pairs: CNN/DailyMail (CSV or JSON Lines with article / highlights), PubMed in
-Cohan et al.'s format (JSON Lines: article_text and abstract_text sentence lists, `<S> ... </S>` tags removed), and
-plain JSON Lines or CSV with chosen source and target fields (SumPubMed: text / abstract).
+"""Readers of document / summary pairs: CNN/DailyMail (CSV or JSON Lines with article / highlights, or the folder of
+`.story` files it is released as: `cnn/stories/`, `dailymail/stories/`), PubMed in Cohan et al.'s format (JSON Lines:
+article_text and abstract_text sentence lists, `<S> ... </S>` tags removed), and plain JSON Lines or CSV with chosen
+source and target fields (SumPubMed: text / abstract).
 
 Sentences are kept where the format gives them: a Pair's `source_sentences` feed the Lead-3 baseline, and its target
 holds one sentence per line, as ROUGE-Lsum wants. A bad row (a missing field, a field of the wrong type, a malformed
@@ -18,11 +19,20 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from fastformer.data.files import DataError, csv_reader, json_records, open_text, refuse_filter, rows_with_lines
+from fastformer.data.files import (
+    DataError,
+    csv_reader,
+    format_suffix,
+    json_records,
+    open_text,
+    refuse_filter,
+    rows_with_lines,
+)
 
-FORMATS = ("csv", "jsonl", "cohan")
+FORMATS = ("csv", "jsonl", "cohan", "stories")
 DEFAULT_FIELDS = {
     "csv": ("article", "highlights"),
+    "stories": ("article", "highlights"),
     "jsonl": ("article", "highlights"),
     "cohan": ("article_text", "abstract_text"),
 }
@@ -87,10 +97,12 @@ def _strip_tags(sentence: str) -> str:
 
 
 def detect_format(path: Path) -> str:
-    """csv from the name; otherwise a file whose first line is a JSON object is JSON Lines, "cohan" when that object
-    has article_text and abstract_text (Cohan et al. ship theirs as train.txt / val.txt / test.txt)."""
-    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
-    if suffixes and suffixes[-1] == ".csv":
+    """csv from the name, stories for a folder; otherwise a file whose first line is a JSON object is JSON Lines,
+    "cohan" when that object has article_text and abstract_text (Cohan et al. ship theirs as train.txt / val.txt /
+    test.txt)."""
+    if path.is_dir():
+        return "stories"
+    if format_suffix(path) == ".csv":
         return "csv"
     with open_text(path) as f:
         first = next((line for line in f if line.strip()), "")
@@ -159,6 +171,33 @@ def _read_json_lines(path: Path, fields: tuple[str, str], where, sentence_lists:
         yield _pair(source, target, path, number, fields, sentence_lists=lists)
 
 
+def _read_stories(path: Path) -> Iterator[Pair | str]:
+    """CNN/DailyMail as released (Hermann et al. 2015): a folder of `<hash>.story` files, each the article's
+    paragraphs and then its highlights, every one after an `@highlight` line."""
+    stories = sorted(p for p in path.iterdir() if p.suffix == ".story")
+    if not stories:
+        folders = sorted(p.name for p in path.iterdir() if p.is_dir())
+        hint = f" (it holds {', '.join(folders[:4])}: CNN/DailyMail keeps them in cnn/stories/)" if folders else ""
+        raise DataError(path, None, None, "a folder of pairs holds CNN/DailyMail's .story files; it has none" + hint)
+    for story in stories:
+        article, highlights, highlight_next = [], [], False
+        for line in story.read_text(encoding="utf-8", errors="replace").splitlines():
+            line = line.strip()
+            if line == "@highlight":
+                highlight_next = True
+            elif line and highlight_next:
+                highlights.append(line)
+                highlight_next = False
+            elif line and not highlights:
+                article.append(line)
+        if not highlights:
+            raise DataError(story, None, "highlights", "no @highlight line (a .story file ends with its highlights)")
+        # a paragraph is split into sentences (the Lead-3 baseline's); a highlight is one sentence, often with no stop
+        yield _pair(
+            "\n".join(article), "\n".join(highlights), story, 1, DEFAULT_FIELDS["stories"], sentence_lists=False
+        )
+
+
 def read_pairs(
     path: str | Path,
     source_field: str | None = None,
@@ -169,19 +208,23 @@ def read_pairs(
     """Every pair of a file, in order (rows with an empty document or summary skipped and listed).
 
     Formats: csv (header row; default columns article / highlights), jsonl (default keys article / highlights; a key
-    may hold a list of sentences), cohan (article_text / abstract_text lists, `<S>` tags removed). `where` filters
-    JSON Lines records by key = value."""
+    may hold a list of sentences), cohan (article_text / abstract_text lists, `<S>` tags removed), stories (a folder
+    of CNN/DailyMail's .story files). `where` filters JSON Lines records by key = value."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     format = format or detect_format(path)
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
+    if path.is_dir() != (format == "stories"):
+        raise DataError(path, None, None, f"format {format!r} reads a {'file' if path.is_dir() else 'folder'}")
     refuse_filter(path, where, format)
     default_source, default_target = DEFAULT_FIELDS[format]
     fields = (source_field or default_source, target_field or default_target)
     if format == "csv":
         rows = _read_csv(path, fields)
+    elif format == "stories":
+        rows = _read_stories(path)
     else:
         rows = _read_json_lines(path, fields, where, sentence_lists=format == "cohan")
     pairs = Pairs()

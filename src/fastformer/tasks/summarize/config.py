@@ -17,16 +17,26 @@ class SummarizationConfig(LabelledDataSettings, WordInputSettings):
     MODEL_FREE_ARCHITECTURES = ("lead3",)  # the extractive baseline
 
     train: str | None = redefault(
-        LabelledDataSettings, "train", None, help="a file of document / summary pairs (CSV, JSON Lines, Cohan's PubMed)"
+        LabelledDataSettings,
+        "train",
+        None,
+        help="a file of document / summary pairs (CSV, JSON Lines, Cohan's PubMed) or a folder of CNN/DailyMail's "
+        ".story files",
+        paths="file-or-folder",
     )
     validation: str | None = redefault(
         LabelledDataSettings,
         "validation",
         None,
         help="validation pairs; default: hold out --validation-fraction of train (or --split)",
+        paths="file-or-folder",
     )
-    test: str | None = redefault(LabelledDataSettings, "test", None, help="test pairs", shapes_weights=False)
-    format: str | None = setting(None, "file format (default: from the file)", choices=("csv", "jsonl", "cohan"))
+    test: str | None = redefault(
+        LabelledDataSettings, "test", None, help="test pairs", shapes_weights=False, paths="file-or-folder"
+    )
+    format: str | None = setting(
+        None, "file format (default: from the file)", choices=("csv", "jsonl", "cohan", "stories")
+    )
     source_field: str | None = setting(
         None, "document column / key (default: article, or article_text for Cohan's PubMed)"
     )
@@ -84,7 +94,9 @@ class SummarizationConfig(LabelledDataSettings, WordInputSettings):
 class SummarizationEvaluation(FileEvaluationSettings):
     """`fastformer evaluate` on a summarizer's (or Lead-3's) folder: ROUGE on a file of document / summary pairs."""
 
-    data: str | None = redefault(FileEvaluationSettings, "data", None, help="a file of document / summary pairs")
+    data: str | None = redefault(
+        FileEvaluationSettings, "data", None, help="a file of document / summary pairs, or a folder of .story files"
+    )
     source_field: str | None = setting(None, "document column / key (default: as training reads it)")
     target_field: str | None = setting(None, "summary column / key (default: as training reads it)")
     num_beams: int | None = setting(None, "beam size (default: the run's)", minimum=1)
