@@ -2,8 +2,7 @@
 texts of a file to predict for, each with its line (`numbered_texts`). Formats: JSON Lines (a text field, optional
 filters), CSV / TSV (a column by the name its header row gives it, or by position in a file without a header row),
 or plain text (one document a line); gzip of any of these; or a folder of text files, one document a file (aclImdb's
-`train/unsup/`). Bad rows are reported with file, line and field, as for
-labelled data.
+`train/unsup/`). Bad rows are reported with file, line and field, as for labelled data.
 """
 
 from __future__ import annotations
