@@ -345,3 +345,36 @@ def test_an_error_after_multi_line_texts_names_the_csv_record_beside_the_line(tm
     with pytest.raises(DataError) as refused:
         read_examples(path)
     assert str(refused.value) == f"{path}:6: field 'label': CSV record 3: empty label"
+
+
+PTB = {"(": "-LRB-", ")": "-RRB-"}
+
+
+def _as_tree(label: int, words: list[str]) -> str:
+    """A sentence as SST's trees/*.txt writes it: binary nodes, every node labelled, brackets as -LRB- / -RRB-."""
+    words = [PTB.get(word, word) for word in words]
+    if len(words) == 1:
+        return f"({label} {words[0]})"
+    tree = f"(2 {words[-1]})"
+    for word in reversed(words[:-1]):
+        tree = f"(2 (2 {word}) {tree})"
+    return f"({label}{tree[2:]}"
+
+
+@needs_data
+def test_sst_trees_as_released_read_as_their_root_labels_and_leaves(tmp_path):
+    """SST-5 as released (trainDevTestTrees_PTB/trees/dev.txt) from the fastText copy's real sentences, labels 1-5
+    there and 0-4 in the trees: each tree reads back as its sentence (brackets included) and its root's label,
+    found from the first line; a line that is not a tree is an error at its line."""
+    fasttext = read_examples(DATA / "sst5" / "sst_dev.txt")
+    trees = tmp_path / "dev.txt"
+    trees.write_text("".join(_as_tree(int(e.label) - 1, e.text.split()) + "\n" for e in fasttext))
+    assert trees.read_text().startswith("(3 (2 It) (2 (2 's)")
+    read = read_examples(trees)
+    assert [(e.text, int(e.label) + 1) for e in read] == [(e.text, int(e.label)) for e in fasttext]
+    assert any("( " in e.text for e in read) and read[5].source == f"{trees}:6"
+    assert LabelMap.from_examples(read).labels == ["0", "1", "2", "3", "4"]
+    lines = trees.read_text().splitlines()
+    trees.write_text("\n".join([*lines[:2], lines[2][:-1], *lines[3:]]) + "\n")
+    with pytest.raises(DataError, match=r"dev.txt:3: field 'label': not a labelled tree"):
+        read_examples(trees)

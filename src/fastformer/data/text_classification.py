@@ -1,7 +1,9 @@
-"""Readers for labelled text: CSV / TSV (with or without a header), JSON Lines, fastText `__label__` lines, gzip of
-any of these, and a folder of text files with one sub-folder per label (the aclImdb layout: `aclImdb/train` or
-`aclImdb/test`, whose pos/ and neg/ are the labels, or with `label_field="rating"` the rating each review's file name
-ends with, `<id>_<rating>.txt`; aclImdb's `train/unsup/`, its 50,000 unlabelled reviews, is no label and is not read).
+"""Readers for labelled text: CSV / TSV (with or without a header), JSON Lines, fastText `__label__` lines, the Stanford
+Sentiment Treebank's labelled trees as released (`trees/train.txt`: a sentence's label is its root's, 0-4; its words
+the leaves, -LRB- / -RRB- read as brackets), gzip of any of these, and a folder of text files with one sub-folder per
+label (the aclImdb layout: `aclImdb/train` or `aclImdb/test`, whose pos/ and neg/ are the labels, or with
+`label_field="rating"` the rating each review's file name ends with, `<id>_<rating>.txt`; aclImdb's `train/unsup/`,
+its 50,000 unlabelled reviews, is no label and is not read).
 
 Every example remembers where it came from (file and line), and every problem is reported there: a malformed row,
 a missing column, an empty file, or a label the model does not know. Nothing is dropped or guessed silently.
@@ -27,8 +29,11 @@ from fastformer.data.files import (
     rows_with_lines,
 )
 
-FORMATS = ("csv", "tsv", "jsonl", "fasttext", "folder", "mind-topics")
+FORMATS = ("csv", "tsv", "jsonl", "fasttext", "trees", "folder", "mind-topics")
 FASTTEXT_PREFIX = "__label__"
+_TREE_ROOT = re.compile(r"\((\d+) ")  # a labelled tree's first node: "(3 (2 The) ..."
+_TREE_LEAF = re.compile(r"\(\d+ ([^()\s]+)\)")  # a leaf: "(2 Rock)"
+PTB_BRACKETS = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,8 @@ class Example:
 
 
 def detect_format(path: Path) -> str:
-    """csv / tsv / jsonl / fasttext / folder from the path (a .gz suffix is looked through)."""
+    """csv / tsv / jsonl / fasttext / trees / folder from the path (a .gz suffix is looked through), else from the
+    first line (`__label__`: fastText; a labelled tree "(3 (2 ...": SST's trees)."""
     if path.is_dir():
         return "folder"
     last = format_suffix(path)
@@ -53,6 +59,8 @@ def detect_format(path: Path) -> str:
         first = f.readline()
     if first.startswith(FASTTEXT_PREFIX):
         return "fasttext"
+    if _TREE_ROOT.match(first):
+        return "trees"
     raise DataError(path, None, None, "cannot tell the format from the name; pass format= one of " + ", ".join(FORMATS))
 
 
@@ -303,6 +311,27 @@ def _read_fasttext(path: Path) -> Iterator[Example]:
         raise DataError(path, None, None, "the file is empty")
 
 
+def _read_trees(path: Path) -> Iterator[Example]:
+    """SST's labelled trees (Socher et al. 2013, `trainDevTestTrees_PTB/trees/*.txt`): one sentence a line, its
+    label the root node's, its text the leaves (tokenised, as SST's other copies print it)."""
+    empty = True
+    with open_text(path) as f:
+        for number, line in enumerate(f, start=1):
+            line = line.strip()
+            if not line:
+                continue
+            empty = False
+            root = _TREE_ROOT.match(line)
+            if not root or line.count("(") != line.count(")") or not line.endswith(")"):
+                raise DataError(path, number, "label", f"not a labelled tree '(LABEL (LABEL word) ...)': {line[:40]!r}")
+            words = [PTB_BRACKETS.get(word, word) for word in _TREE_LEAF.findall(line)]
+            if not words:
+                raise DataError(path, number, "text", f"a tree with no leaves: {line[:40]!r}")
+            yield Example(" ".join(words), root.group(1), f"{path}:{number}")
+    if empty:
+        raise DataError(path, None, None, "the file is empty")
+
+
 FOLDER_LABELS = ("folder", "rating")  # a folder dataset's label: its sub-folder's name, or its file name's rating
 UNLABELLED_FOLDERS = ("unsup",)  # aclImdb's train/unsup/: reviews without a label (their file names end in _0)
 DATA_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".json", ".ndjson", ".txt")
@@ -394,6 +423,8 @@ def read_examples(
         examples = _read_jsonl(path, text_field, label_field, where)
     elif format == "fasttext":
         examples = _read_fasttext(path)
+    elif format == "trees":
+        examples = _read_trees(path)
     else:
         examples = _read_folder(path, label_field)
     result = list(examples)

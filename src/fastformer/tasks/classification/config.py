@@ -49,7 +49,7 @@ class ClassificationConfig(LabelledDataSettings, TeacherSettings):
         "file format (default: from the file name); mind-topics: MIND news topic classification from news.tsv / "
         "MIND folders / MINDRec JSON (--text-field title, abstract, body or e.g. title,abstract; --label-field "
         "category or subcategory; without --validation / --test, title-disjoint splits by category)",
-        choices=("csv", "tsv", "jsonl", "fasttext", "folder", "mind-topics"),
+        choices=("csv", "tsv", "jsonl", "fasttext", "trees", "folder", "mind-topics"),
     )
     has_header: bool | None = setting(None, "CSV/TSV header row (default: guessed)")
     test_fraction: float = setting(

@@ -27,11 +27,11 @@ def read_corpus(paths: str | list[str], cfg: PretrainingConfig, where: dict[str,
 def file_texts(
     path: str, cfg: PretrainingConfig, where: dict[str, str] | None, labelled_folders: bool = False
 ) -> list[str]:
-    """One file's texts, read as the data it is: a fastText file (`__label__K<TAB>text`, SST's format) by the
-    labelled reader, so that the label prefix is not part of every text (it was: a pretraining corpus learnt
-    "__label__4", and an exclude file in that format matched nothing); anything else by the corpus reader, with
-    `--text-field`, `--format` and the filters (a folder: one text a file). labelled_folders (--exclude): a folder of
-    label sub-folders (aclImdb/test: pos/, neg/) is read as the labelled dataset it is."""
+    """One file's texts, read as the data it is: a fastText file (`__label__K<TAB>text`, SST's format) or SST's
+    labelled trees by the labelled reader, so that the label prefix is not part of every text (it was: a pretraining
+    corpus learnt "__label__4", and an exclude file in that format matched nothing); anything else by the corpus
+    reader, with `--text-field`, `--format` and the filters (a folder: one text a file). labelled_folders
+    (--exclude): a folder of label sub-folders (aclImdb/test: pos/, neg/) is read as the labelled dataset it is."""
 
     from fastformer.data.text_classification import DataError, detect_format, read_examples
     from fastformer.data.text_corpus import read_texts
@@ -40,11 +40,11 @@ def file_texts(
     if labelled_folders and folder.is_dir() and any(p.is_dir() for p in folder.iterdir()):
         return [example.text for example in read_examples(folder, format="folder", where=where)]  # (where: refused)
     try:
-        fasttext = cfg.format is None and detect_format(Path(path)) == "fasttext"
+        labelled = detect_format(folder) if cfg.format is None else None
     except DataError:  # no telling from the name or the first line: the corpus reader's rules apply
-        fasttext = False
-    if fasttext:
-        return [example.text for example in read_examples(path, format="fasttext", where=where)]  # (where: refused)
+        labelled = None
+    if labelled in ("fasttext", "trees"):  # (where: refused)
+        return [example.text for example in read_examples(path, format=labelled, where=where)]
     return list(read_texts(path, cfg.text_field, cfg.format, where))
 
 
