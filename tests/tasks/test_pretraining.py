@@ -499,3 +499,18 @@ def test_the_official_aclimdb_folders_are_a_corpus_and_an_exclude(tmp_path):
         refused.value.code
     )
     assert not out.exists()
+
+
+def test_an_exclude_file_of_sst_trees_drops_its_sentences(tmp_path):
+    """SST's trees (`(3 (2 It) (2 ...)))`) as --exclude are read as the sentences they hold, as the fastText copy is."""
+    sst_dev = SHARED / "data" / "sst5" / "sst_dev.txt"
+    sentences = [line.split("\t", 1)[1] for line in sst_dev.read_text().splitlines()[:3]]
+    trees = tmp_path / "dev.txt"
+    trees.write_text("".join("(3 " + " ".join(f"(2 {w})" for w in s.split()) + ")\n" for s in sentences))
+    corpus = [*sentences, "A review that is not a test sentence.", "Nor is this one."]
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in corpus))
+    cfg = PretrainingConfig(train=str(tmp_path / "corpus.jsonl"), exclude=[str(trees)], validation_fraction=0.3)
+    report = {}
+    texts = load_texts(cfg, report)
+    assert sorted(texts["train"] + texts["validation"]) == sorted(corpus[3:])
+    assert report["decontamination"]["train_texts_dropped_by_file"] == {str(trees): 3}
