@@ -378,3 +378,25 @@ def test_sst_trees_as_released_read_as_their_root_labels_and_leaves(tmp_path):
     trees.write_text("\n".join([*lines[:2], lines[2][:-1], *lines[3:]]) + "\n")
     with pytest.raises(DataError, match=r"dev.txt:3: field 'label': not a labelled tree"):
         read_examples(trees)
+
+
+@needs_data
+def test_a_headerless_csv_of_label_title_and_body_reads_them_all_as_the_text(tmp_path):
+    """Zhang et al.'s CSVs (Amazon-full, AG News, DBPedia: "label","title","body", no header) were read as their
+    titles alone (column 1). Written from MIND's real news (category, title, abstract), the text is now title and body
+    joined, as those datasets are trained; a text column given by position still reads that column alone, and a
+    two-column file (Yelp's) reads as before."""
+    import csv
+
+    with gzip.open(DATA / "mind" / "news_sample.tsv.gz", "rt", encoding="utf-8") as f:
+        news = [line.rstrip("\n").split("\t") for _, line in zip(range(50), f, strict=False)]
+    path = tmp_path / "train.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f, quoting=csv.QUOTE_ALL).writerows([n[1], n[3], n[4]] for n in news)
+    examples = read_examples(path)
+    expected = [" ".join(part for part in (n[3].strip(), n[4].strip()) if part) for n in news]
+    assert [e.text for e in examples] == expected and [e.label for e in examples] == [n[1] for n in news]
+    assert sum(bool(n[4].strip()) for n in news) > 40  # most rows have a body, so reading it changes the texts
+    assert [e.text for e in read_examples(path, text_field=1)] == [n[3] for n in news]
+    yelp = read_examples(DATA / "yelp5" / "yelp_dev.csv.gz")
+    assert yelp[0].text.startswith("Entirely too expensive") and "\t" not in yelp[0].text

@@ -151,3 +151,23 @@ def test_a_cell_longer_than_csvs_default_limit_is_read_by_every_reader(tmp_path)
     assert read_examples(path)[0].text == document
     assert read_pairs(path, "text", "summary")[0].raw_source == document
     assert list(read_texts(path)) == [document] and list(numbered_texts(path)) == [(2, document)]
+
+
+def test_a_headerless_label_title_body_csv_reads_its_text_columns_joined_as_training_does(tmp_path):
+    """MIND's real news written as a header-less "category","title","abstract" CSV (Zhang et al.'s layout): training
+    reads title and body joined; `--text-field 1,2` reads the same texts to predict for, and the refusal without a
+    field says so."""
+    import csv
+
+    from fastformer.data.text_classification import read_examples
+
+    with gzip.open(DATA / "mind" / "news_sample.tsv.gz", "rt", encoding="utf-8") as f:
+        news = [line.rstrip("\n").split("\t") for line in islice(f, 30)]
+    path = tmp_path / "news.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f, quoting=csv.QUOTE_ALL).writerows([n[1], n[3], n[4]] for n in news)
+    trained_on = [e.text for e in read_examples(path)]
+    assert [text for _, text in numbered_texts(path, "1,2")] == trained_on
+    assert [text for _, text in numbered_texts(path, "1")] == [n[3] for n in news]
+    with pytest.raises(DataError, match="1,2: the second and third joined, as training reads a label, title, body"):
+        list(numbered_texts(path))

@@ -243,6 +243,10 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
             label_field, text_field = columns_by_name(header, label_field, text_field, path)
         label_i = column(header, label_field, 0, path, "label")
         text_i = column(header, text_field, 1 if label_i in (0, -width) else 0, path, "text")
+        # Zhang et al.'s header-less CSVs (Amazon, AG News, DBPedia, Yahoo) split a text into title, body (, answer)
+        # after the label: with no text column named, the text is all of them, as they trained on (not the title)
+        zhang = header is None and text_field is None and label_i in (0, -width) and width > 2
+        joined = list(range(1, width)) if zhang else []
         for index, what in ((label_i, "label"), (text_i, "text")):
             if not -width <= index < width:
                 hint = (
@@ -271,7 +275,8 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
                 if not label:
                     field = header[label_i] if header else f"column {label_i}"
                     raise DataError(path, number, field, f"{where}empty label")
-                yield Example(row[text_i], label, f"{path}:{number}")
+                text = " ".join(row[i].strip() for i in joined if row[i].strip()) if joined else row[text_i]
+                yield Example(text, label, f"{path}:{number}")
         except csv.Error as error:
             raise DataError(path, line + 1, None, f"malformed row: {error}") from None
 
@@ -399,7 +404,8 @@ def read_examples(
     """Read labelled texts from `path`.
 
     text_field / label_field: a column name or position (CSV/TSV), or a key (JSON Lines; defaults "text", "label").
-    Header-less CSV defaults to label first, text second (the Yelp / Amazon-full / AG News convention).
+    Header-less CSV defaults to label first, text second (the Yelp / Amazon-full / AG News convention); with more
+    than one column after the label (Amazon's and AG News' title, body) the text is them all, joined by a space.
     format: one of FORMATS, else detected from the name. has_header: None guesses from the first row.
     "mind-topics": MIND's news.tsv or MINDRec JSON as topic classification (`fastformer.data.mind_topics`; text
     field title / abstract / body or a comma-separated mix, label field category / subcategory).

@@ -167,19 +167,23 @@ def _text_column(header: list[str], field: str, given: bool, path: Path) -> int:
     usual = None if given else usual_column(header, TEXT_COLUMN_NAMES, TEXT_COLUMN_PREFERENCE)
     if usual is not None:
         return usual
+    joined = (
+        "; 1,2: the second and third joined, as training reads a label, title, body file" if len(header) > 2 else ""
+    )
     raise DataError(
         path,
         1,
         field,
         f"no such column in the header row {_shown(header)}; give the text column's name, or for a file without a "
-        "header row its position (--text-field 1: the second column)",
+        f"header row its position (--text-field 1: the second column{joined})",
     )
 
 
 def _numbered_cells(path: Path, delimiter: str, field: str, given: bool) -> Iterator[tuple[int, str]]:
-    """(line, cell) of the column `field` names (a header row) or places (a position: no header row); `given`: the
-    field was asked for (else a header without it may name its text column otherwise)."""
-    positional = field.lstrip("-").isdigit()
+    """(line, cell) of the column `field` names (a header row) or places (a position, or positions joined by commas
+    whose cells are joined by a space: no header row); `given`: the field was asked for (else a header without it
+    may name its text column otherwise)."""
+    positional = all(part.strip().lstrip("-").isdigit() for part in field.split(","))
     with open_text(path) as f:
         reader = csv_reader(f, delimiter)
         line = 0
@@ -187,12 +191,17 @@ def _numbered_cells(path: Path, delimiter: str, field: str, given: bool) -> Iter
             header = None if positional else next(reader, None)
             if not positional and header is None:
                 raise DataError(path, None, None, "the file is empty")
-            index = _text_column(header, field, given, path) if header else int(field)
+            indices = [_text_column(header, field, given, path)] if header else [int(i) for i in field.split(",")]
             for line, row in rows_with_lines((), reader, start=2 if header else 1):
                 if not row:
                     continue  # a blank line: no record
-                if not -len(row) <= index < len(row):
+                if not all(-len(row) <= index < len(row) for index in indices):
                     raise DataError(path, line, field, f"the row has {len(row)} columns")
-                yield line, row[index]
+                yield (
+                    line,
+                    row[indices[0]]
+                    if len(indices) == 1
+                    else " ".join(row[i].strip() for i in indices if row[i].strip()),
+                )
         except csv.Error as error:
             raise DataError(path, line + 1, None, f"malformed row: {error}") from None
