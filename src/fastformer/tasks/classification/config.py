@@ -22,8 +22,8 @@ class ClassificationConfig(LabelledDataSettings, TeacherSettings):
         LabelledDataSettings,
         "train",
         None,
-        help="training file or folder (CSV/TSV/JSONL/fastText/folder, .gz too; mind-topics: several joined by "
-        "commas); omit for the built-in generated task",
+        help="training file or folder (CSV/TSV/JSONL/fastText/SST trees, .gz too; a folder of label sub-folders, "
+        "as aclImdb/train; mind-topics: several joined by commas); omit for the built-in generated task",
         paths="file-or-folder",
     )
     validation: str | None = redefault(
@@ -41,9 +41,15 @@ class ClassificationConfig(LabelledDataSettings, TeacherSettings):
         paths="file-or-folder",
     )
     text_field: str | None = setting(
-        None, "text column name or position / JSON key (default: 'text', or column 1 of header-less CSV)"
+        None,
+        "text column name or position / JSON key (default: 'text', or the columns after the label of a header-less "
+        "CSV)",
     )
-    label_field: str | None = setting(None, "label column name or position / JSON key (default: 'label', or column 0)")
+    label_field: str | None = setting(
+        None,
+        "label column name or position / JSON key (default: 'label', or column 0); a folder: 'folder' (its "
+        "sub-folders' names, the default) or 'rating' (aclImdb's <id>_<rating>.txt)",
+    )
     format: str | None = setting(
         None,
         "file format (default: from the file name); mind-topics: MIND news topic classification from news.tsv / "
