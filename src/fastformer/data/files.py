@@ -125,7 +125,8 @@ def rows_with_lines(first: Iterable[tuple[int, list[str]]], reader, start: int) 
 
 
 def refuse_filter(path: Path, where: dict[str, str] | None, kind: str) -> None:
-    """A `where` filter given for a file that is not JSON Lines: an error (ignoring it would read every record)."""
+    """A `where` filter given for a file that is not JSON Lines (or Parquet, read as its records): an error (ignoring it
+    would read every record)."""
     if where and kind not in ("jsonl", "cohan"):
         raise DataError(path, None, None, f"--where filters JSON Lines records ({where}); this file is read as {kind}")
 
@@ -149,6 +150,36 @@ def json_records(path: Path, where: dict[str, str] | None) -> Iterator[tuple[int
             yield number, record
     if empty:
         raise DataError(path, None, None, "the file is empty")
+
+
+def records(path: Path, where: dict[str, str] | None) -> Iterator[tuple[int, dict]]:
+    """(number, record) of a file of records that pass the `where` filters: a JSON Lines file's lines, or by its name
+    a Parquet file's rows (numbered from 1; Hugging Face's datasets ship as Parquet)."""
+    if format_suffix(path) == ".parquet":
+        yield from parquet_records(path, where)
+    else:
+        yield from json_records(path, where)
+
+
+def parquet_records(path: Path, where: dict[str, str] | None) -> Iterator[tuple[int, dict]]:
+    """(row number from 1, record) of a Parquet file's rows that pass the `where` filters, read a batch at a time."""
+    try:
+        import pyarrow.parquet as parquet
+    except ImportError:
+        raise DataError(path, None, None, "reading Parquet needs pyarrow (pip install pyarrow)") from None
+    try:
+        table = parquet.ParquetFile(path)
+    except Exception as error:  # pyarrow's ArrowInvalid and OSError: not a Parquet file, or a damaged one
+        raise DataError(path, None, None, f"not a readable Parquet file: {str(error).splitlines()[0]}") from None
+    if table.metadata.num_rows == 0:
+        raise DataError(path, None, None, "the file is empty")
+    number = 0
+    for batch in table.iter_batches(batch_size=1024):
+        for record in batch.to_pylist():
+            number += 1
+            if where and any(str(record.get(k)) != str(v) for k, v in where.items()):
+                continue
+            yield number, record
 
 
 def lines(path: Path):

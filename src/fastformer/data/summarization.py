@@ -23,8 +23,8 @@ from fastformer.data.files import (
     DataError,
     csv_reader,
     format_suffix,
-    json_records,
     open_text,
+    records,
     refuse_filter,
     rows_with_lines,
 )
@@ -104,6 +104,9 @@ def detect_format(path: Path) -> str:
         return "stories"
     if format_suffix(path) == ".csv":
         return "csv"
+    if format_suffix(path) == ".parquet":  # its rows read as JSON Lines records are
+        first = next(records(path, None), (0, {}))[1]
+        return "cohan" if "article_text" in first and "abstract_text" in first else "jsonl"
     with open_text(path) as f:
         first = next((line for line in f if line.strip()), "")
     try:
@@ -165,7 +168,7 @@ def _read_csv(path: Path, fields: tuple[str, str]) -> Iterator[Pair | str]:
 
 
 def _read_json_lines(path: Path, fields: tuple[str, str], where, sentence_lists: bool) -> Iterator[Pair | str]:
-    for number, record in json_records(path, where):
+    for number, record in records(path, where):
         source, target = (_text_field(record.get(f), path, number, f, record) for f in fields)
         lists = sentence_lists or isinstance(record.get(fields[0]), list)
         yield _pair(source, target, path, number, fields, sentence_lists=lists)

@@ -23,8 +23,8 @@ from fastformer.data.files import (
     column,
     csv_reader,
     format_suffix,
-    json_records,
     open_text,
+    records,
     refuse_filter,
     rows_with_lines,
 )
@@ -49,7 +49,7 @@ def detect_format(path: Path) -> str:
     if path.is_dir():
         return "folder"
     last = format_suffix(path)
-    if last in (".jsonl", ".json", ".ndjson"):
+    if last in (".jsonl", ".json", ".ndjson", ".parquet"):  # (Parquet: its rows read as JSON Lines records are)
         return "jsonl"
     if last in (".tsv", ".tab"):
         return "tsv"
@@ -283,7 +283,7 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
 
 def _read_jsonl(path: Path, text_field, label_field, where: dict[str, str] | None) -> Iterator[Example]:
     text_field, label_field = text_field or "text", label_field or "label"
-    for number, record in json_records(path, where):
+    for number, record in records(path, where):
         for field in (text_field, label_field):
             if field not in record:
                 raise DataError(path, number, field, f"missing; the record has {sorted(record)}")
@@ -339,7 +339,7 @@ def _read_trees(path: Path) -> Iterator[Example]:
 
 FOLDER_LABELS = ("folder", "rating")  # a folder dataset's label: its sub-folder's name, or its file name's rating
 UNLABELLED_FOLDERS = ("unsup",)  # aclImdb's train/unsup/: reviews without a label (their file names end in _0)
-DATA_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".json", ".ndjson", ".txt")
+DATA_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".json", ".ndjson", ".parquet", ".txt")
 
 
 def _rating_in_name(file: Path) -> str:

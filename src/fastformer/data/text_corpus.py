@@ -16,8 +16,8 @@ from fastformer.data.files import (
     DataError,
     csv_reader,
     format_suffix,
-    json_records,
     open_text,
+    records,
     refuse_filter,
     rows_with_lines,
 )
@@ -33,7 +33,8 @@ def _corpus_format(path: Path, format: str | None) -> str:
             raise DataError(path, None, None, f"format must be one of {CORPUS_FORMATS}, got {format!r}")
         return format
     last = format_suffix(path)
-    kind = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv"}.get(last, "txt")
+    kinds = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".parquet": "jsonl", ".csv": "csv", ".tsv": "tsv"}
+    kind = kinds.get(last, "txt")  # (Parquet: its rows read as JSON Lines records are)
     return "jsonl" if kind == "txt" and _first_line_is_a_json_object(path) else kind
 
 
@@ -126,7 +127,7 @@ def _records(path: Path, kind: str, field: str, given: bool, where) -> Iterator[
             for number, line in enumerate(lines, start=1):
                 yield number, line.rstrip("\r\n")
     elif kind == "jsonl":
-        for number, record in json_records(path, where):
+        for number, record in records(path, where):
             if field not in record:
                 raise DataError(path, number, field, f"missing; the record has {sorted(record)}")
             yield number, _record_text(record[field], path, number, field)
