@@ -59,6 +59,14 @@ def test_a_corpus_and_a_file_to_predict_for_read_their_rows(tmp_path):
     assert list(read_texts(path)) == [r["text"] for r in rows]
     assert list(numbered_texts(path)) == [(i, r["text"]) for i, r in enumerate(rows, start=1)]
     assert [t for _, t in numbered_texts(path, "movie")] == [r["movie"] for r in rows]
+    from fastformer.cli.streaming import inputs
+
+    # predict's records name a Parquet file's input by its row (a line of JSON Lines, a row here)
+    assert list(islice(inputs(["a text"], str(path)), 3)) == [
+        ("argument", 1, "a text"),
+        ("row", 1, rows[0]["text"]),
+        ("row", 2, rows[1]["text"]),
+    ]
 
 
 @needs_data

@@ -32,8 +32,8 @@ def _fail(message: str):
 
 
 def _texts(args: argparse.Namespace, runner) -> list[tuple[str, str]]:
-    """(name, text) of each input: arg-N for the N-th argument, line-N for the record of --file at line N (blank
-    lines and empty texts skipped)."""
+    """(name, text) of each input: arg-N for the N-th argument, line-N for the record of --file at line N (row-N of a
+    Parquet file; blank lines and empty texts skipped)."""
     from fastformer.cli.inputs import file_inputs
 
     if args.file and not Path(args.file).is_file():
@@ -46,7 +46,7 @@ def _texts(args: argparse.Namespace, runner) -> list[tuple[str, str]]:
     try:  # a file that is not UTF-8 (or not readable) is one line, as predict says it
         for kind, number, text in file_inputs("explain", args, runner):
             if text.strip():
-                named.append((f"{'arg' if kind == 'argument' else 'line'}-{number}", text))
+                named.append((f"{'arg' if kind == 'argument' else kind}-{number}", text))  # line-3, row-3
     except (DataError, OSError) as error:
         _fail(str(error))
     if not named:

@@ -1,8 +1,8 @@
 """Prediction at any scale: inputs read lazily (command-line texts, then the records of a file), predicted a chunk at a
-time, each record written as soon as its chunk is done. Memory stays bounded whatever the input size, and the output
-has one JSON record per input in input order, naming it (`"argument": i` or `"line": n`) with the text's first 80
-characters; a blank input line gets a record marked `"blank": true` instead of a prediction, so outputs can be
-matched to inputs line by line."""
+time, each record written as soon as its chunk is done. Memory stays bounded whatever the input size, and the output has
+one JSON record per input in input order, naming it (`"argument": i`, `"line": n`, or a Parquet file's `"row": n`) with
+the text's first 80 characters; a blank input line gets a record marked `"blank": true` instead of a prediction, so
+outputs can be matched to inputs line by line."""
 
 from __future__ import annotations
 
@@ -25,15 +25,17 @@ def inputs(
     default_field: str = "text",
 ) -> Iterator[tuple[str, int, str]]:
     """(kind, number, text): the texts given as arguments ("argument", 1-based), then the records of `file` ("line",
-    the line each starts at): one text a line (blank lines included), or a JSON Lines / CSV / TSV file's
-    `text_field` (default `default_field`; `fastformer.data.text_corpus.numbered_texts`)."""
+    the line each starts at; "row" of a Parquet file, 1-based): one text a line (blank lines included), or a JSON
+    Lines / CSV / TSV / Parquet file's `text_field` (default `default_field`; `text_corpus.numbered_texts`)."""
+    from fastformer.data.files import format_suffix
     from fastformer.data.text_corpus import numbered_texts
 
     for number, text in enumerate(given, start=1):
         yield "argument", number, text
     if file:
+        kind = "row" if format_suffix(Path(file)) == ".parquet" else "line"
         for number, text in numbered_texts(Path(file), text_field, where, default_field):
-            yield "line", number, text
+            yield kind, number, text
 
 
 def stream(
