@@ -400,3 +400,41 @@ def test_a_headerless_csv_of_label_title_and_body_reads_them_all_as_the_text(tmp
     assert [e.text for e in read_examples(path, text_field=1)] == [n[3] for n in news]
     yelp = read_examples(DATA / "yelp5" / "yelp_dev.csv.gz")
     assert yelp[0].text.startswith("Entirely too expensive") and "\t" not in yelp[0].text
+
+
+@needs_data
+def test_a_text_of_two_fields_joins_them_in_every_format_for_training_and_prediction(tmp_path):
+    """DBPedia's and Amazon polarity's title and content as one text (`--text-field title,content`): from MIND's real
+    news (title, abstract, category) in JSON Lines, a CSV with a header and Parquet, training and `predict --file` read
+    the same joined texts; a key or column the records lack is named."""
+    import csv
+    import json
+
+    from fastformer.data.text_corpus import numbered_texts
+
+    with gzip.open(DATA / "mind" / "news_sample.tsv.gz", "rt", encoding="utf-8") as f:
+        news = [
+            dict(zip(("title", "abstract", "category"), (n[3], n[4], n[1]), strict=True))
+            for n in (line.rstrip("\n").split("\t") for _, line in zip(range(40), f, strict=False))
+        ]
+    expected = [" ".join(part.strip() for part in (n["title"], n["abstract"]) if part.strip()) for n in news]
+    files = [tmp_path / "news.jsonl", tmp_path / "news.csv"]
+    files[0].write_text("".join(json.dumps(n) + "\n" for n in news))
+    with files[1].open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["category", "title", "abstract"])
+        writer.writeheader()
+        writer.writerows(news)
+    try:
+        import pyarrow
+        import pyarrow.parquet
+
+        files.append(tmp_path / "news.parquet")
+        pyarrow.parquet.write_table(pyarrow.Table.from_pylist(news), files[-1])
+    except ImportError:  # (pyarrow is optional: the other two formats still run)
+        pass
+    for path in files:
+        examples = read_examples(path, text_field="title,abstract", label_field="category")
+        assert [e.text for e in examples] == expected and [e.label for e in examples] == [n["category"] for n in news]
+        assert [text for _, text in numbered_texts(path, "title,abstract")] == expected
+        with pytest.raises(DataError, match="field 'body'"):
+            read_examples(path, text_field="title,body", label_field="category")

@@ -103,6 +103,22 @@ def column(header: list[str] | None, field: str | int | None, default: int, path
     return header.index(field)
 
 
+def split_fields(field: str | int | None, names=()) -> list[str] | None:
+    """A text field as the names (or positions) it joins: "title,abstract" is two, whose texts are joined by a space
+    (DBPedia's title and content, a CSV's columns 1,2); a name that holds a comma itself (in `names`) is one."""
+    if field is None:
+        return None
+    field = str(field)
+    if field in names or "," not in field:
+        return [field]
+    return [part.strip() for part in field.split(",")]
+
+
+def joined_text(parts: Iterable[str]) -> str:
+    """The texts of several fields as one: each stripped, the empty left out, joined by a space."""
+    return " ".join(part.strip() for part in parts if part and part.strip())
+
+
 # a cell may hold a whole document: csv's default limit (131,072 characters, ~20,000 words) refused a long article
 CSV_FIELD_LIMIT = 2**31 - 1
 

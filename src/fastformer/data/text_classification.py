@@ -23,10 +23,12 @@ from fastformer.data.files import (
     column,
     csv_reader,
     format_suffix,
+    joined_text,
     open_text,
     records,
     refuse_filter,
     rows_with_lines,
+    split_fields,
 )
 
 FORMATS = ("csv", "tsv", "jsonl", "fasttext", "trees", "folder", "mind-topics")
@@ -185,6 +187,11 @@ def usual_column(header: list[str], usual: set[str], preference: tuple[str, ...]
     return preferred[0] if len(preferred) == 1 else None
 
 
+def _positions(field: str | int) -> bool:
+    """Whether a field is given as a column position (or positions joined by commas), not by name."""
+    return all(part.strip().lstrip("-").isdigit() for part in str(field).split(","))
+
+
 def columns_by_name(header: list[str], label_field, text_field, path: Path) -> tuple:
     """(label field, text field) of a file with a header: the given ones, else the one column of the header whose name
     is a usual label / text name (case-insensitive). No match, or several, is an error listing the header: a header
@@ -218,7 +225,7 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
         if has_header is None:
             # named columns imply a header, and so does a first row that names a usual text or label column;
             # otherwise guess from the first row's label cell (default position 0)
-            named = any(isinstance(f, str) and not f.lstrip("-").isdigit() for f in (text_field, label_field) if f)
+            named = any(not _positions(f) for f in (text_field, label_field) if f)
             named = named or _names_columns(first)
             guess_label = int(label_field) if label_field is not None and not named else 0
             if not named:
@@ -242,12 +249,14 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
         if header is not None:  # a header: columns by name, never by position unless given
             label_field, text_field = columns_by_name(header, label_field, text_field, path)
         label_i = column(header, label_field, 0, path, "label")
-        text_i = column(header, text_field, 1 if label_i in (0, -width) else 0, path, "text")
+        default_text = 1 if label_i in (0, -width) else 0
+        text_fields = split_fields(text_field, header or ())  # "title,content": both columns, joined
+        text_columns = [column(header, f, default_text, path, "text") for f in text_fields or [None]]
         # Zhang et al.'s header-less CSVs (Amazon, AG News, DBPedia, Yahoo) split a text into title, body (, answer)
         # after the label: with no text column named, the text is all of them, as they trained on (not the title)
-        zhang = header is None and text_field is None and label_i in (0, -width) and width > 2
-        joined = list(range(1, width)) if zhang else []
-        for index, what in ((label_i, "label"), (text_i, "text")):
+        if header is None and text_field is None and label_i in (0, -width) and width > 2:
+            text_columns = list(range(1, width))
+        for index, what in ((label_i, "label"), *((i, "text") for i in text_columns)):
             if not -width <= index < width:
                 hint = (
                     " (the row holds a tab: a tab-separated file? pass format tsv)"
@@ -275,7 +284,7 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
                 if not label:
                     field = header[label_i] if header else f"column {label_i}"
                     raise DataError(path, number, field, f"{where}empty label")
-                text = " ".join(row[i].strip() for i in joined if row[i].strip()) if joined else row[text_i]
+                text = row[text_columns[0]] if len(text_columns) == 1 else joined_text(row[i] for i in text_columns)
                 yield Example(text, label, f"{path}:{number}")
         except csv.Error as error:
             raise DataError(path, line + 1, None, f"malformed row: {error}") from None
@@ -284,14 +293,15 @@ def _read_delimited(path: Path, delimiter: str, text_field, label_field, has_hea
 def _read_jsonl(path: Path, text_field, label_field, where: dict[str, str] | None) -> Iterator[Example]:
     text_field, label_field = text_field or "text", label_field or "label"
     for number, record in records(path, where):
-        for field in (text_field, label_field):
+        text_fields = split_fields(text_field, record)  # "title,content": both keys, joined
+        for field in (*text_fields, label_field):
             if field not in record:
                 raise DataError(path, number, field, f"missing; the record has {sorted(record)}")
-        text, label = record[text_field], record[label_field]
-        if text is None:
-            text = ""
-        if not isinstance(text, str):
-            raise DataError(path, number, text_field, f"expected a string, got {type(text).__name__}")
+        for field in text_fields:
+            if record[field] is not None and not isinstance(record[field], str):
+                raise DataError(path, number, field, f"expected a string, got {type(record[field]).__name__}")
+        texts = [record[field] or "" for field in text_fields]
+        text, label = texts[0] if len(texts) == 1 else joined_text(texts), record[label_field]
         if label is None or isinstance(label, (dict, list)) or str(label).strip() == "":
             raise DataError(path, number, label_field, f"not a usable label: {label!r}")
         label = ("true" if label else "false") if isinstance(label, bool) else str(label)  # JSON's spelling

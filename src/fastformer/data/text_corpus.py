@@ -16,10 +16,12 @@ from fastformer.data.files import (
     DataError,
     csv_reader,
     format_suffix,
+    joined_text,
     open_text,
     records,
     refuse_filter,
     rows_with_lines,
+    split_fields,
 )
 
 CORPUS_FORMATS = ("jsonl", "csv", "tsv", "txt")
@@ -128,9 +130,12 @@ def _records(path: Path, kind: str, field: str, given: bool, where) -> Iterator[
                 yield number, line.rstrip("\r\n")
     elif kind == "jsonl":
         for number, record in records(path, where):
-            if field not in record:
-                raise DataError(path, number, field, f"missing; the record has {sorted(record)}")
-            yield number, _record_text(record[field], path, number, field)
+            fields = split_fields(field, record)  # "title,abstract": both keys' texts, joined
+            for name in fields:
+                if name not in record:
+                    raise DataError(path, number, name, f"missing; the record has {sorted(record)}")
+            texts = [_record_text(record[name], path, number, name) for name in fields]
+            yield number, texts[0] if len(texts) == 1 else joined_text(texts)
     else:
         yield from _numbered_cells(path, "," if kind == "csv" else "\t", field, given)
 
@@ -158,16 +163,17 @@ def _shown(row: list[str], cells: int = 6, width: int = 30) -> list[str]:
     return [cell if len(cell) <= width else cell[:width] + "..." for cell in row[:cells]]
 
 
-def _text_column(header: list[str], field: str, given: bool, path: Path) -> int:
-    """The header's column of the texts: `field`; where no field was given and the header has none of that name, its
-    one usual text column (as training finds it: `text_classification.TEXT_COLUMN_NAMES`)."""
+def _text_columns(header: list[str], field: str, given: bool, path: Path) -> list[int]:
+    """The header's columns of the texts: `field` (or the names it joins, "title,body"); where no field was given and
+    the header has none of that name, its one usual text column (as training finds it: `TEXT_COLUMN_NAMES`)."""
     from fastformer.data.text_classification import TEXT_COLUMN_NAMES, TEXT_COLUMN_PREFERENCE, usual_column
 
-    if field in header:
-        return header.index(field)
+    names = split_fields(field, header)
+    if all(name in header for name in names):
+        return [header.index(name) for name in names]
     usual = None if given else usual_column(header, TEXT_COLUMN_NAMES, TEXT_COLUMN_PREFERENCE)
     if usual is not None:
-        return usual
+        return [usual]
     joined = (
         "; 1,2: the second and third joined, as training reads a label, title, body file" if len(header) > 2 else ""
     )
@@ -192,17 +198,12 @@ def _numbered_cells(path: Path, delimiter: str, field: str, given: bool) -> Iter
             header = None if positional else next(reader, None)
             if not positional and header is None:
                 raise DataError(path, None, None, "the file is empty")
-            indices = [_text_column(header, field, given, path)] if header else [int(i) for i in field.split(",")]
+            indices = _text_columns(header, field, given, path) if header else [int(i) for i in field.split(",")]
             for line, row in rows_with_lines((), reader, start=2 if header else 1):
                 if not row:
                     continue  # a blank line: no record
                 if not all(-len(row) <= index < len(row) for index in indices):
                     raise DataError(path, line, field, f"the row has {len(row)} columns")
-                yield (
-                    line,
-                    row[indices[0]]
-                    if len(indices) == 1
-                    else " ".join(row[i].strip() for i in indices if row[i].strip()),
-                )
+                yield line, row[indices[0]] if len(indices) == 1 else joined_text(row[i] for i in indices)
         except csv.Error as error:
             raise DataError(path, line + 1, None, f"malformed row: {error}") from None

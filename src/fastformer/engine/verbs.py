@@ -55,9 +55,9 @@ def text_field_setting():
     """--text-field of the verbs that read a --file of texts (predict, explain): a new field each class."""
     return setting(
         None,
-        "JSON key, or CSV / TSV column (a header row's name; a position in a file without one, or positions joined "
-        "by commas, their cells joined: 1,2 for a label, title, body file), of a --file's texts (default: the run's "
-        "own)",
+        "JSON key, or CSV / TSV column (a header row's name; a position in a file without one), of a --file's texts; "
+        "several joined by commas are read as one text (title,content; 1,2 for a label, title, body file) (default: "
+        "the run's own)",
     )
 
 

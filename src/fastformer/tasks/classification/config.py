@@ -42,8 +42,8 @@ class ClassificationConfig(LabelledDataSettings, TeacherSettings):
     )
     text_field: str | None = setting(
         None,
-        "text column name or position / JSON key (default: 'text', or the columns after the label of a header-less "
-        "CSV)",
+        "text column name or position / JSON key, or several joined by commas whose texts are joined (title,content) "
+        "(default: 'text', or the columns after the label of a header-less CSV)",
     )
     label_field: str | None = setting(
         None,
