@@ -182,7 +182,9 @@ def parquet_records(path: Path, where: dict[str, str] | None) -> Iterator[tuple[
     try:
         import pyarrow.parquet as parquet
     except ImportError:
-        raise DataError(path, None, None, "reading Parquet needs pyarrow (pip install pyarrow, or fastformer's [parquet] extra)") from None
+        raise DataError(
+            path, None, None, "reading Parquet needs pyarrow (pip install pyarrow, or fastformer's [parquet] extra)"
+        ) from None
     try:
         table = parquet.ParquetFile(path)
     except Exception as error:  # pyarrow's ArrowInvalid and OSError: not a Parquet file, or a damaged one
