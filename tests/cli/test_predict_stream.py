@@ -396,3 +396,36 @@ def test_explain_reads_a_json_lines_file_as_predict_does(classifier, tmp_path):
     assert not (tmp_path / "none").exists()
     assert main([*explain, "--text-field", "review", "--where", "keep=n", "--output-dir", str(tmp_path / "kept")]) == 0
     assert [p.name for p in (tmp_path / "kept").iterdir()] == ["line-3.html"]
+
+
+def test_a_folder_of_text_files_is_predicted_and_explained_file_by_file(classifier, tmp_path, capsys):
+    """`--file aclImdb/test/pos` (real reviews, one a file): a record per file named by it, an empty file marked
+    blank, hidden files not read; a folder of folders and --text-field are one line; nothing is written into the
+    folder read (its files are the texts: a second read would take the output for a review)."""
+    from tests.helpers import acl_imdb_layout
+
+    pos = acl_imdb_layout(tmp_path / "aclImdb", per_folder=4) / "test" / "pos"
+    (pos / "9_7.txt").write_text("")
+    (pos / ".DS_Store").write_bytes(b"\0")
+    out = tmp_path / "predictions.jsonl"
+    assert main(["predict", str(classifier), "--file", str(pos), "--output", str(out), "--no-progress"]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 5
+    assert [r["file"] for r in records] == sorted(p.name for p in pos.iterdir() if not p.name.startswith("."))
+    assert records[-1] == {"file": "9_7.txt", "blank": True} and all("label" in r for r in records[:-1])
+    assert records[0]["text"] == (pos / records[0]["file"]).read_text()[:80]
+    for argv, says in [
+        (["--file", str(pos.parent)], "holds folders (neg, pos): a folder of documents"),
+        (["--file", str(pos), "--text-field", "text"], "--text-field reads a file's records; a folder's texts"),
+        (["--file", str(pos), "--output", str(pos / "p.jsonl")], "p.jsonl: inside"),
+    ]:
+        with pytest.raises(SystemExit) as refused:
+            main(["predict", str(classifier), *argv])
+        assert says in str(refused.value.code) and "\n" not in str(refused.value.code)
+    pages = tmp_path / "pages"
+    explain = ["explain", str(classifier), "--file", str(pos), "--top-k", "0"]
+    assert main([*explain, "--output-dir", str(pages)]) == 0
+    assert sorted(p.name for p in pages.iterdir()) == [f"file-{r['file']}.html" for r in records[:-1]]
+    with pytest.raises(SystemExit, match="inside the --file folder"):
+        main([*explain, "--output-dir", str(pos / "pages")])
+    assert sorted(p.name for p in pos.iterdir()) == [".DS_Store", *(r["file"] for r in records)]

@@ -36,7 +36,7 @@ def _texts(args: argparse.Namespace, runner) -> list[tuple[str, str]]:
     Parquet file; blank lines and empty texts skipped)."""
     from fastformer.cli.inputs import file_inputs
 
-    if args.file and not Path(args.file).is_file():
+    if args.file and not Path(args.file).exists():  # (a folder: its files are the texts)
         from fastformer.cli.inputs import not_a_file
 
         _fail(not_a_file(args.file))
@@ -89,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
     folder = open_run_folder("explain", given, ("model_dir", "texts"), where=where)
     runner, architecture, args = folder.runner, folder.architecture, folder.args
     output = Path(args.output_dir) if args.output_dir else Path(args.model_dir) / "explanations"
+    if args.file and Path(args.file).is_dir() and output.resolve().is_relative_to(Path(args.file).resolve()):
+        _fail(f"--output-dir {output}: inside the --file folder {args.file}, whose files are the texts; choose another")
     if not runner.reads_texts:
         return explain_folder(folder, output)
     named = _texts(args, runner)

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.data:
             raise SystemExit(f"fastformer predict: a {task} run predicts over a data folder: give --data")
         return predict_folder(args, runner, architecture, settings)
-    if args.file and not Path(args.file).is_file():
+    if args.file and not Path(args.file).exists():  # (a folder: its files are the texts)
         from fastformer.cli.inputs import not_a_file
 
         raise SystemExit(f"fastformer predict: {not_a_file(args.file)}")
@@ -71,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
         from fastformer.cli.outputs import OutputRefused, check_output
 
         try:
-            check_output(args.output, inputs=(args.file,), folders=(args.model_dir,), overwrite=args.overwrite)
+            check_output(
+                args.output, inputs=(args.file,), folders=(args.model_dir, args.file), overwrite=args.overwrite
+            )  # (a --file folder: its files are the texts, so nothing is written into it)
         except OutputRefused as error:
             raise SystemExit(f"fastformer predict: {error}") from None
     try:

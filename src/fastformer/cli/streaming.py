@@ -26,13 +26,20 @@ def inputs(
 ) -> Iterator[tuple[str, int, str]]:
     """(kind, number, text): the texts given as arguments ("argument", 1-based), then the records of `file` ("line",
     the line each starts at; "row" of a Parquet file, 1-based): one text a line (blank lines included), or a JSON
-    Lines / CSV / TSV / Parquet file's `text_field` (default `default_field`; `text_corpus.numbered_texts`)."""
-    from fastformer.data.files import format_suffix
-    from fastformer.data.text_corpus import numbered_texts
+    Lines / CSV / TSV / Parquet file's `text_field` (default `default_field`; `text_corpus.numbered_texts`); a folder's
+    files, one text each ("file", its name)."""
+    from fastformer.data.files import DataError, format_suffix
+    from fastformer.data.text_corpus import named_documents, numbered_texts
 
     for number, text in enumerate(given, start=1):
         yield "argument", number, text
-    if file:
+    if file and Path(file).is_dir():  # a folder of text files (aclImdb/test/pos): each file one text, by its name
+        if text_field is not None or where:
+            flag = "--text-field" if text_field is not None else "--where"
+            raise DataError(Path(file), None, None, f"{flag} reads a file's records; a folder's texts are its files")
+        for name, text in named_documents(Path(file)):
+            yield "file", name, text
+    elif file:
         kind = "row" if format_suffix(Path(file)) == ".parquet" else "line"
         for number, text in numbered_texts(Path(file), text_field, where, default_field):
             yield kind, number, text

@@ -72,6 +72,18 @@ def read_texts(
 def _folder_documents(path: Path, where: dict[str, str] | None) -> Iterator[str]:
     """Each file of a folder, by name, as one document (aclImdb's train/unsup/: <id>_0.txt, one review each)."""
     refuse_filter(path, where, "a folder of text files")
+    count = 0
+    for _, text in named_documents(path):
+        if text.strip():
+            count += 1
+            yield text.strip()
+    if count == 0:
+        raise DataError(path, None, None, "no documents (no file with text in it)")
+
+
+def named_documents(path: Path) -> Iterator[tuple[str, str]]:
+    """(file name, text) of each file of a folder, by name, empty ones too (hidden files such as .DS_Store are not
+    read); a folder that holds folders is refused naming them."""
     entries = sorted(p for p in path.iterdir() if not p.name.startswith("."))
     folders = [p.name for p in entries if p.is_dir()]
     if folders:  # aclImdb/train: pos/, neg/ and unsup/ beside the release's word counts and URL lists
@@ -79,17 +91,11 @@ def _folder_documents(path: Path, where: dict[str, str] | None) -> Iterator[str]
             path,
             None,
             None,
-            f"holds folders ({', '.join(folders[:4])}): a folder of documents holds one text file a "
-            "document (as aclImdb's train/unsup/)",
+            f"holds folders ({', '.join(folders[:4])}): a folder of documents holds one text file a document (as "
+            "aclImdb's train/unsup/)",
         )
-    count = 0
     for file in entries:
-        text = file.read_text(encoding="utf-8", errors="replace").strip()
-        if text:
-            count += 1
-            yield text
-    if count == 0:
-        raise DataError(path, None, None, "no documents (no file with text in it)")
+        yield file.name, file.read_text(encoding="utf-8", errors="replace")
 
 
 def numbered_texts(
