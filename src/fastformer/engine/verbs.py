@@ -72,8 +72,8 @@ class TextPredictionSettings(PredictionSettings):
 
     file: str | None = setting(
         None,
-        "a file of texts, read as they are predicted: one a line, or by its name a JSON Lines / CSV / TSV file's "
-        "--text-field (.jsonl, .csv, .tsv; .gz too)",
+        "a file of texts, read as they are predicted: one a line, or by its name a JSON Lines / CSV / TSV / Parquet "
+        "file's --text-field (.jsonl, .csv, .tsv, .parquet; .gz too); or a folder of text files, one text each",
     )
     text_field: str | None = text_field_setting()
     where: dict[str, str] | None = where_setting()
@@ -94,8 +94,8 @@ class TextExplanationSettings(ExplanationSettings):
 
     file: str | None = setting(
         None,
-        "a file of texts: one a line (blank lines are skipped), or by its name a JSON Lines / CSV / TSV file's "
-        "--text-field (.jsonl, .csv, .tsv; .gz too)",
+        "a file of texts: one a line (blank lines are skipped), or by its name a JSON Lines / CSV / TSV / Parquet "
+        "file's --text-field (.jsonl, .csv, .tsv, .parquet; .gz too); or a folder of text files, one text each",
     )
     text_field: str | None = text_field_setting()
     where: dict[str, str] | None = where_setting()
