@@ -1,10 +1,10 @@
 """Predict with a trained folder of any task (the folder says which): a classifier or TF-IDF baseline labels texts, a
 language model continues them, a summarizer (or the Lead-3 baseline) summarizes documents; texts come from the command
-line and / or `--file` (one a line, or a JSON Lines / CSV / TSV file's `--text-field`). The output streams: one JSON
-record per input, in order, naming it (`"argument": i`, `"line": n`, or a Parquet file's `"row": n`), written as each
-chunk is done (blank lines get a record marked `"blank": true`), so memory stays bounded whatever the file's size. A
-news recommender ranks the candidates of every impression of a MIND folder (`--data`) into the leaderboard's prediction
-file (`impression_id [rank1,rank2,...]`, 1-based ranks)."""
+line and / or `--file` (one a line, or a JSON Lines / CSV / TSV / Parquet file's `--text-field`, or a folder's text
+files). The output streams: one JSON record per input, in order, naming it (`"argument": i`, `"line": n`, a Parquet
+file's `"row": n`, a folder's `"file": name`), written as each chunk is done (blank lines get a record marked `"blank":
+true`), so memory stays bounded whatever the file's size. A news recommender ranks the candidates of every impression of
+a MIND folder (`--data`) into the leaderboard's prediction file (`impression_id [rank1,rank2,...]`, 1-based ranks)."""
 
 from __future__ import annotations
 
