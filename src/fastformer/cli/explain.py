@@ -89,8 +89,9 @@ def run(args: argparse.Namespace) -> int:
     folder = open_run_folder("explain", given, ("model_dir", "texts"), where=where)
     runner, architecture, args = folder.runner, folder.architecture, folder.args
     output = Path(args.output_dir) if args.output_dir else Path(args.model_dir) / "explanations"
-    if args.file and Path(args.file).is_dir() and output.resolve().is_relative_to(Path(args.file).resolve()):
-        _fail(f"--output-dir {output}: inside the --file folder {args.file}, whose files are the texts; choose another")
+    read = getattr(args, "file", None)  # (a task explained per user, news, reads no --file)
+    if read and Path(read).is_dir() and output.resolve().is_relative_to(Path(read).resolve()):
+        _fail(f"--output-dir {output}: inside the --file folder {read}, whose files are the texts; choose another")
     if not runner.reads_texts:
         return explain_folder(folder, output)
     named = _texts(args, runner)
