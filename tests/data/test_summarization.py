@@ -97,6 +97,7 @@ def test_cnndm_as_released_a_folder_of_story_files(tmp_path):
         paragraphs = row["article"].replace(". ", ".\n\n", 3)  # a few paragraphs, as the .story files keep them
         highlights = "".join(f"\n\n@highlight\n\n{h}" for h in row["highlights"].split("\n"))
         (stories / f"{row['id']}.story").write_text(paragraphs + highlights + "\n")
+    (stories / f"._{rows[0]['id']}.story").write_bytes(b"\0\5\26\7 a macOS resource fork, not a story")
     by_id = {row["id"]: pair for row, pair in zip(rows, read_pairs(CNNDM / "test_first500.csv.gz"), strict=False)}
     pairs = read_pairs(stories)
     assert len(pairs) == 20 and pairs.skipped_empty == []

@@ -6,6 +6,7 @@ import pytest
 
 from fastformer.data import DataError, LabelMap, read_examples
 from fastformer.data.text_classification import Example, canonical_label
+from fastformer.data.text_corpus import read_texts
 from tests.helpers import SHARED, acl_imdb_layout
 
 DATA = SHARED / "data"
@@ -86,6 +87,21 @@ def test_the_official_aclimdb_layout_reads_sentiment_or_ratings_and_never_its_un
     (root / "test" / "pos" / "notes.txt").write_text("a review without a rating in its name")
     with pytest.raises(DataError, match="notes.txt: field 'label': no rating in the file's name"):
         read_examples(root / "test", label_field="rating")
+
+
+def test_what_a_macos_or_jupyter_copy_leaves_beside_aclimdb_is_not_read(tmp_path):
+    """A copy made on macOS or opened in Jupyter leaves .DS_Store, ._<name> resource forks and .ipynb_checkpoints/
+    beside the reviews: a hidden folder inside pos/ was refused as a folder one level too high, and a hidden file
+    would have been read as a review. They are left out, as by every folder reader."""
+    root = acl_imdb_layout(tmp_path / "aclImdb")
+    expected = read_examples(root / "train")
+    (root / "train" / ".DS_Store").write_bytes(b"\0\1")
+    (root / "train" / ".cache").mkdir()
+    (root / "train" / "pos" / ".ipynb_checkpoints").mkdir()
+    (root / "train" / "pos" / ".ipynb_checkpoints" / "0_9-checkpoint.txt").write_text("not a review")
+    (root / "train" / "neg" / "._0_1.txt").write_bytes(b"\0\5\26\7 resource fork")
+    assert read_examples(root / "train") == expected
+    assert read_texts(root / "train" / "pos" / ".ipynb_checkpoints")  # a hidden folder named itself is read
 
 
 @needs_data

@@ -85,6 +85,12 @@ def format_suffix(path: Path) -> str:
     return suffixes[-1] if suffixes else ""
 
 
+def visible_entries(folder: Path) -> list[Path]:
+    """A folder's entries by name, hidden ones left out: what a copy made on macOS or in Jupyter leaves beside the data
+    (.DS_Store, ._<name> resource forks, .ipynb_checkpoints/) is not data, and a hidden folder is not a label."""
+    return sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+
+
 def open_text(path: Path) -> TextLines:
     """A UTF-8 text file (gzip too) read line by line, with errors that name the line (`TextLines`)."""
     return TextLines(path)

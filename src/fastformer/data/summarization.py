@@ -27,6 +27,7 @@ from fastformer.data.files import (
     records,
     refuse_filter,
     rows_with_lines,
+    visible_entries,
 )
 
 FORMATS = ("csv", "jsonl", "cohan", "stories")
@@ -177,9 +178,10 @@ def _read_json_lines(path: Path, fields: tuple[str, str], where, sentence_lists:
 def _read_stories(path: Path) -> Iterator[Pair | str]:
     """CNN/DailyMail as released (Hermann et al. 2015): a folder of `<hash>.story` files, each the article's
     paragraphs and then its highlights, every one after an `@highlight` line."""
-    stories = sorted(p for p in path.iterdir() if p.suffix == ".story")
+    entries = visible_entries(path)  # (a copy made on macOS holds a binary ._<hash>.story beside each story)
+    stories = [p for p in entries if p.suffix == ".story"]
     if not stories:
-        folders = sorted(p.name for p in path.iterdir() if p.is_dir())
+        folders = [p.name for p in entries if p.is_dir()]
         hint = f" (it holds {', '.join(folders[:4])}: CNN/DailyMail keeps them in cnn/stories/)" if folders else ""
         raise DataError(path, None, None, "a folder of pairs holds CNN/DailyMail's .story files; it has none" + hint)
     for story in stories:

@@ -29,6 +29,7 @@ from fastformer.data.files import (
     refuse_filter,
     rows_with_lines,
     split_fields,
+    visible_entries,
 )
 
 FORMATS = ("csv", "tsv", "jsonl", "fasttext", "trees", "folder", "mind-topics")
@@ -372,10 +373,10 @@ def _read_folder(path: Path, label_field: str | int | None = None) -> Iterator[E
             f"{by!r}: a folder dataset's label is its sub-folder's name (folder) or the rating that "
             "ends each file's name, as aclImdb's <id>_<rating>.txt (rating)",
         )
-    labels = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
-    labels = [p for p in labels if p.name not in UNLABELLED_FOLDERS]
+    entries = visible_entries(path)
+    labels = [p for p in entries if p.is_dir() and p.name not in UNLABELLED_FOLDERS]
     if not labels:
-        files = sorted(p.name for p in path.iterdir() if p.is_file() and format_suffix(p) in DATA_SUFFIXES)
+        files = [p.name for p in entries if p.is_file() and format_suffix(p) in DATA_SUFFIXES]
         hint = (
             f"; it holds {', '.join(files[:4])}{', ...' if len(files) > 4 else ''}: give one of them" if files else ""
         )
@@ -383,7 +384,8 @@ def _read_folder(path: Path, label_field: str | int | None = None) -> Iterator[E
     for label_dir in labels:
         # a split's folder given one level too high (aclImdb/ itself: train/ and test/ would be read as labels, with
         # the split's word counts and URL lists as their texts)
-        nested = sorted(p.name for p in label_dir.iterdir() if p.is_dir())
+        files = visible_entries(label_dir)
+        nested = [p.name for p in files if p.is_dir()]
         if nested:
             raise DataError(
                 label_dir,
@@ -392,7 +394,6 @@ def _read_folder(path: Path, label_field: str | int | None = None) -> Iterator[E
                 f"holds folders ({', '.join(nested[:4])}), not texts: a folder dataset is one "
                 "split with one sub-folder of texts per label (aclImdb: give aclImdb/train or aclImdb/test)",
             )
-        files = sorted(f for f in label_dir.iterdir() if f.is_file() and not f.name.startswith("."))
         if not files:
             raise DataError(
                 label_dir, None, None, "no text files (a label's sub-folder holds one text file per example)"

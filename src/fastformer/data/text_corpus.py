@@ -22,6 +22,7 @@ from fastformer.data.files import (
     refuse_filter,
     rows_with_lines,
     split_fields,
+    visible_entries,
 )
 
 CORPUS_FORMATS = ("jsonl", "csv", "tsv", "txt")
@@ -84,7 +85,7 @@ def _folder_documents(path: Path, where: dict[str, str] | None) -> Iterator[str]
 def named_documents(path: Path) -> Iterator[tuple[str, str]]:
     """(file name, text) of each file of a folder, by name, empty ones too (hidden files such as .DS_Store are not
     read); a folder that holds folders is refused naming them."""
-    entries = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+    entries = visible_entries(path)
     folders = [p.name for p in entries if p.is_dir()]
     if folders:  # aclImdb/train: pos/, neg/ and unsup/ beside the release's word counts and URL lists
         raise DataError(

@@ -33,11 +33,12 @@ def file_texts(
     reader, with `--text-field`, `--format` and the filters (a folder: one text a file). labelled_folders
     (--exclude): a folder of label sub-folders (aclImdb/test: pos/, neg/) is read as the labelled dataset it is."""
 
+    from fastformer.data.files import visible_entries
     from fastformer.data.text_classification import DataError, detect_format, read_examples
     from fastformer.data.text_corpus import read_texts
 
     folder = Path(path)
-    if labelled_folders and folder.is_dir() and any(p.is_dir() for p in folder.iterdir()):
+    if labelled_folders and folder.is_dir() and any(p.is_dir() for p in visible_entries(folder)):
         return [example.text for example in read_examples(folder, format="folder", where=where)]  # (where: refused)
     try:
         labelled = detect_format(folder) if cfg.format is None else None
