@@ -130,6 +130,18 @@ def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
     with pytest.raises(SystemExit, match=r"^fastformer generate: .*prompts.jsonl:1: field 'text': missing"):
         main(["generate", str(out), "--file", str(prompts)])
 
+    # a corpus shorter than one block is refused before the run begins: the finished run given --overwrite is whole
+    # (the tokenizer is made in memory first; the refusal came after the run began and removed its weights)
+    before = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    short = tmp_path / "short.jsonl"
+    short.write_text(json.dumps({"text": "A review too short for one block of 64 tokens."}) + "\n")
+    args = ["train", "lm", "--train", str(short), "--validation", str(short), *TINY, "--output-dir", str(out)]
+    with pytest.raises(
+        SystemExit, match=r"^fastformer train lm: --train .*short.jsonl: \d+ tokens \(1 document\) are "
+    ):
+        main([*args, "--overwrite"])
+    assert {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == before
+
     baseline = tmp_path / "gpt2"
     args = [*common, "--architecture", "gpt2", "--tokenizer", str(out / "tokenizer"), "--output-dir", str(baseline)]
     args += ["--max-steps", "10"]  # enough for a finite perplexity and a folder to evaluate

@@ -290,34 +290,56 @@ def tokenizer_files(folder: Path) -> list[str]:
         return names
 
 
-def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path):
-    """The run's tokenizer (`fastformer.engine.inputs.make_tokenizer`), made once and kept in OUTPUT/tokenizer.
+@dataclass
+class RunTokenizer:
+    """The run's tokenizer in the main process, made before the run folder changes (`run_tokenizer`); `report` and
+    `new` (not yet in OUTPUT/tokenizer: `keep_tokenizer` writes it once the run has begun)."""
+
+    tokenizer: Any
+    report: dict[str, Any] | None = None
+    new: bool = True
+
+
+def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path) -> RunTokenizer | None:
+    """The run's tokenizer (`fastformer.engine.inputs.make_tokenizer`), made in memory by the main process before the
+    run begins, so a start its tokens refuse (a corpus shorter than one block) leaves the folder as it was; a resumed
+    run's own from OUTPUT/tokenizer. None in the other processes of a torchrun: they load the main's (`keep_tokenizer`).
 
     WordPiece training breaks frequency ties differently from one process to the next, so a resumed run and every
-    torchrun process must load the tokenizer the run started with instead of training their own: the main process
-    trains (or copies) it and moves it into place; the others wait for it.
+    torchrun process must load the tokenizer the run started with instead of training their own.
     """
     from transformers import AutoTokenizer
 
     folder = output_dir / "tokenizer"  # a folder of the user's there was refused by RunFolder before the run began
-    if (folder / "tokenizer_config.json").is_file() and (cfg.resume or not is_main_process()):
-        return AutoTokenizer.from_pretrained(str(folder))
-    if is_main_process():
-        tokenizer, report = make_tokenizer(cfg, texts)
-        staging = output_dir / ".fastformer-tokenizer-staging"
-        shutil.rmtree(staging, ignore_errors=True)
-        tokenizer.save_pretrained(staging)
-        if report is not None:
-            (staging / VOCABULARY_REPORT).write_text(json.dumps(report, indent=2))
-        (staging / TOKENIZER_STAMP).write_text(json.dumps(dict(files=[*files_in(staging), TOKENIZER_STAMP])))
-        # stamped: this run's (or an earlier run's) own tokenizer; a file of the user's inside it stays
-        if remove_written(folder, tokenizer_files(folder)):
-            os.replace(staging, folder)
-        else:
-            for name in files_in(staging):
-                os.replace(staging / name, folder / name)
-            shutil.rmtree(staging)
-        return tokenizer
+    if not is_main_process():
+        return None
+    if (folder / "tokenizer_config.json").is_file() and cfg.resume:
+        return RunTokenizer(AutoTokenizer.from_pretrained(str(folder)), new=False)
+    return RunTokenizer(*make_tokenizer(cfg, texts))
+
+
+def keep_tokenizer(made: RunTokenizer | None, output_dir: Path):
+    """Once the run has begun: the main process moves its new tokenizer into OUTPUT/tokenizer (atomically, stamped as
+    the run's own; a file of the user's inside it stays); the others wait for it and load it. Returns the tokenizer."""
+    from transformers import AutoTokenizer
+
+    folder = output_dir / "tokenizer"
+    if made is not None:
+        if made.new:
+            staging = output_dir / ".fastformer-tokenizer-staging"
+            shutil.rmtree(staging, ignore_errors=True)
+            made.tokenizer.save_pretrained(staging)
+            if made.report is not None:
+                (staging / VOCABULARY_REPORT).write_text(json.dumps(made.report, indent=2))
+            (staging / TOKENIZER_STAMP).write_text(json.dumps(dict(files=[*files_in(staging), TOKENIZER_STAMP])))
+            # stamped: this run's (or an earlier run's) own tokenizer; a file of the user's inside it stays
+            if remove_written(folder, tokenizer_files(folder)):
+                os.replace(staging, folder)
+            else:
+                for name in files_in(staging):
+                    os.replace(staging / name, folder / name)
+                shutil.rmtree(staging)
+        return made.tokenizer
     deadline = time.monotonic() + 3600
     while not (folder / "tokenizer_config.json").is_file():  # written by the main process, atomically
         if time.monotonic() > deadline:

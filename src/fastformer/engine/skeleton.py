@@ -1,6 +1,6 @@
 """One run skeleton for every task: folder -> seed -> data -> tokenizer -> model -> Trainer -> resume -> evaluate
 splits -> save. A task supplies only what is its own, as the methods of its `engine.task.Task` class (load_data,
-baseline, tokenizer_texts, prepare, evaluate_splits, summary, describe).
+tokenizer_texts, check_tokens, baseline, prepare, evaluate_splits, summary, describe).
 
 The skeleton owns the rest, once: the run folder (engine/folder.py: ownership, lock, fingerprinted checkpoints,
 atomic final save), seeding, the run's tokenizer, run_config.json, the Trainer with the shared arguments, resume,
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastformer.engine.folder import RunFolder, checkpoint_step, data_digests
 from fastformer.engine.init_from import layer_rate_scales
-from fastformer.engine.inputs import run_tokenizer, tokenizer_report
+from fastformer.engine.inputs import keep_tokenizer, run_tokenizer, tokenizer_report
 from fastformer.engine.outputs import plot_training
 from fastformer.engine.training import is_main_process, layerwise_optimizer, training_arguments
 
@@ -378,7 +378,13 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
     with folder:
         report: dict[str, Any] = {}
         data = read_and_check(task, cfg, report)
-        # every check that can refuse runs before the first byte is written or deleted (begin)
+        # every check that can refuse runs before the first byte is written or deleted (begin): the tokenizer is made
+        # in memory first, so that a start the tokenized data refuses leaves the previous run whole
+        made = None
+        if getattr(cfg, "architecture", None) not in cfg.MODEL_FREE_ARCHITECTURES:
+            made = run_tokenizer(cfg, task.tokenizer_texts(cfg, data), folder.path)
+            if made is not None:
+                task.check_tokens(cfg, data, made.tokenizer)
         resume_from = folder.resume_checkpoint() if cfg.resume else None
         if main:
             folder.begin()
@@ -388,7 +394,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         if metrics is not None:
             _finish(folder, out, cfg, metrics)
             return metrics
-        tokenizer = run_tokenizer(cfg, task.tokenizer_texts(cfg, data), folder.path)
+        tokenizer = keep_tokenizer(made, folder.path)
         model, model_metrics = task.build_model(cfg, data, tokenizer)
         prepared = task.prepare(cfg, data, tokenizer, model, out)
         prepared.metrics = {**model_metrics, **prepared.metrics}

@@ -37,6 +37,30 @@ def load_documents(cfg: LanguageModelingConfig) -> dict[str, list[str]]:
     return limit_splits(dict(train=train, validation=validation), cfg.max_train_texts, cfg.max_eval_texts)
 
 
+def check_one_block(documents: dict[str, list[str]], tokenizer, cfg: LanguageModelingConfig) -> None:
+    """Refuse, before the run folder changes, a split whose documents tokenize to fewer than one block of
+    --block-size (its TokenBlocks would hold none). Tokenizes only as far as one block needs."""
+    held_out = (
+        f"the validation documents held out of --train {cfg.train} (--validation-fraction {cfg.validation_fraction:g})"
+    )
+    for split, source in (("train", f"--train {cfg.train}"), ("validation", held_out)):
+        if split == "validation" and cfg.validation:
+            source = f"--validation {cfg.validation}"
+        counted, separators = 0, 0
+        for start in range(0, len(documents[split]), 64):
+            batch = documents[split][start : start + 64]
+            counted += sum(map(len, tokenizer(batch, add_special_tokens=False, verbose=False)["input_ids"]))
+            separators += len(batch)
+            if counted + separators >= cfg.block_size:
+                break
+        else:
+            raise ValueError(
+                f"{source}: {counted + separators} tokens ({len(documents[split])} "
+                f"document{'s' if len(documents[split]) != 1 else ''}) are fewer than "
+                f"one block of --block-size {cfg.block_size}"
+            )
+
+
 class TokenBlocks(torch.utils.data.Dataset):
     """Documents tokenized, joined by `separator_id` and cut into blocks of `block_size` (the tail is dropped)."""
 

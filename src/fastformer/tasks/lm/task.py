@@ -47,6 +47,11 @@ class LanguageModelingTask(Task):
     def tokenizer_texts(self, cfg: LanguageModelingConfig, documents):
         return documents["train"]
 
+    def check_tokens(self, cfg: LanguageModelingConfig, documents, tokenizer) -> None:
+        from fastformer.tasks.lm.language_model import check_one_block
+
+        check_one_block(documents, tokenizer, cfg)
+
     def input_length(self, cfg: LanguageModelingConfig) -> int:
         return cfg.block_size
 
