@@ -230,6 +230,12 @@ def test_news_flags_belong_to_the_news_task(mind, tmp_path, capsys):
                 str(tmp_path / "run"),
             ]
         )
+    # training impressions without a click beside a non-click: refused before the run folder is made (it was refused
+    # once the run had begun, after an --overwrite had already removed the finished run's weights)
+    args = ["train", "news", "--train", str(only_clicks), "--validation", str(mind / "valid")]
+    with pytest.raises(SystemExit, match=r"only-clicks: no click with an unclicked candidate in its impression"):
+        main([*args, "--output-dir", str(tmp_path / "run")])
+    assert not (tmp_path / "run").exists()
 
 
 def _data(impressions):

@@ -121,6 +121,21 @@ def read_news_clicks(path: Path) -> dict[str, int]:
     return clicks
 
 
+NO_TRAINABLE_CLICK = "no click with an unclicked candidate in its impression to train on"
+
+
+def trainable_click(data: MindData) -> bool:
+    """Whether some impression of `data` has a click beside an unclicked candidate, both of known news (what a
+    ClickRows row is): checked before the run begins, as ClickRows is built only after."""
+    for impression in data.impressions:
+        if impression.labels is None:
+            continue
+        known = {y for c, y in zip(impression.candidates, impression.labels, strict=True) if c in data.news}
+        if known == {0, 1}:
+            return True
+    return False
+
+
 class ClickRows(torch.utils.data.Dataset):
     """One row per clicked candidate: history, the click first, then K unclicked candidates of its impression.
 
@@ -143,8 +158,8 @@ class ClickRows(torch.utils.data.Dataset):
                     self.rows.append((history, clicked, unclicked))
                 else:
                     self.clicks_without_negatives += 1
-        if not self.rows:
-            raise ValueError(f"{data.folder}: no click with an unclicked candidate in its impression to train on")
+        if not self.rows:  # (refused before the run began: trainable_click)
+            raise ValueError(f"{data.folder}: {NO_TRAINABLE_CLICK}")
 
     def __len__(self) -> int:
         return len(self.rows)

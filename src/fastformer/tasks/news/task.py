@@ -41,6 +41,13 @@ class NewsTask(Task):
             check_news_teacher(cfg, make_tokenizer(cfg, ())[0])
         return splits
 
+    def check_start(self, cfg: NewsConfig, splits) -> None:
+        from fastformer.tasks.news.recommender import NO_TRAINABLE_CLICK, trainable_click
+
+        if not trainable_click(splits["train"]):  # (ClickRows would say so only after the run began)
+            raise ValueError(f"{splits['train'].folder}: {NO_TRAINABLE_CLICK}")
+        super().check_start(cfg, splits)
+
     def head_fields(self, cfg: NewsConfig, data, tokenizer=None) -> dict[str, Any]:
         # with --init-from, the pretrained encoder reads the news; the user encoder and the pooling start fresh
         from fastformer.tasks.news.recommender import news_head_fields
