@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from tests.helpers import BENCHMARKS, ROOT, SHARED, load_script
 
@@ -363,3 +364,42 @@ def test_head_tail_reads_again_only_the_reviews_a_run_cut(tmp_path):
     assert [r["predicted"] for r in read_again] == ["kept", classifier([texts[1]])[0]["label"]]
     with pytest.raises(SystemExit, match="--head-tail other: not one of the runs"):
         by_length.main([f"student={run}", "--head-tail", "other"])
+
+
+def test_a_soup_is_the_mean_of_one_recipes_runs_and_scores_as_a_run_folder(tmp_path, capsys):
+    """benchmarks/distill/soup.py on two tiny SST-5 runs of one recipe (seeds 1 and 2, one vocabulary): every float
+    tensor is the mean of theirs, the folder is one `fastformer evaluate` scores, and runs of another recipe, another
+    vocabulary or a soup over an existing folder are refused before anything is written."""
+    import json
+
+    from safetensors.torch import load_file
+
+    from fastformer.cli.main import main
+
+    soup = load_script(BENCHMARKS / "distill" / "soup.py")
+    sst = SHARED / "data" / "sst5"
+    tiny = ["--train", str(sst / "sst_train.txt"), "--max-train-examples", "200", "--epochs", "1", "--no-progress"]
+    tiny += ["--model", "hidden_size=32", "--model", "num_attention_heads=4", "--model", "intermediate_size=32"]
+    tiny += ["--vocab-size", "400", "--max-length", "32", "--max-eval-examples", "50"]
+    runs = {name: tmp_path / name for name in ("seed1", "seed2", "other-rate", "other-vocabulary")}
+    assert main(["train", *tiny, "--seed", "1", "--output-dir", str(runs["seed1"])]) == 0
+    shared = ["--tokenizer", str(runs["seed1"] / "tokenizer")]
+    assert main(["train", *tiny, *shared, "--seed", "2", "--output-dir", str(runs["seed2"])]) == 0
+    rate = ["--learning-rate", "3e-3"]
+    assert main(["train", *tiny, *shared, *rate, "--seed", "2", "--output-dir", str(runs["other-rate"])]) == 0
+    assert main(["train", *tiny, "--vocab-size", "300", "--output-dir", str(runs["other-vocabulary"])]) == 0
+    out = tmp_path / "soup"
+    assert soup.main([str(out), str(runs["seed1"]), str(runs["seed2"])]) == 0
+    a, b, mean = (load_file(str(folder / "model.safetensors")) for folder in (runs["seed1"], runs["seed2"], out))
+    assert mean.keys() == a.keys() and not torch.equal(a["classifier.weight"], b["classifier.weight"])
+    assert all(torch.allclose(mean[name], (a[name] + b[name]) / 2) for name in a if a[name].is_floating_point())
+    capsys.readouterr()
+    assert main(["evaluate", str(out), "--data", str(sst / "sst_dev.txt"), "--output", str(tmp_path / "m.json")]) == 0
+    assert json.loads((tmp_path / "m.json").read_text())["examples"] == 1101
+    with pytest.raises(SystemExit, match="other-rate: trained otherwise than .*seed1 \\(learning_rate\\)"):
+        soup.main([str(tmp_path / "a"), str(runs["seed1"]), str(runs["other-rate"])])
+    with pytest.raises(SystemExit, match="config.json differ|tokenizer.json differ"):
+        soup.main([str(tmp_path / "b"), str(runs["seed1"]), str(runs["other-vocabulary"])])
+    with pytest.raises(SystemExit, match="soup exists"):
+        soup.main([str(out), str(runs["seed1"]), str(runs["seed2"])])
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
