@@ -378,6 +378,25 @@ def test_a_run_failed_on_its_data_does_not_lock_its_folder(tmp_path):
     with pytest.raises(SystemExit, match=r"its data changed since it was trained \(.*data.csv"):
         main(["train", "--train", str(data), *TINY, "--output-dir", str(out), "--resume"])
     assert _snapshot(out) == before
+    # malformed word vectors, read by the word tokenizer: refused before the run begins, so an --overwrite of the
+    # finished run keeps it whole (the tokenizer was made once the run had begun, which removed its weights first)
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("a 0.1 0.2 0.3\nfilm 0.1 x 0.3\n")
+    with pytest.raises(SystemExit, match="vectors.txt:2: field 'vector': not a number in the vector of 'film'"):
+        main(
+            [
+                "train",
+                "--train",
+                str(data),
+                *TINY,
+                "--output-dir",
+                str(out),
+                "--overwrite",
+                "--word-vectors",
+                str(vectors),
+            ]
+        )
+    assert _snapshot(out) == before
 
 
 def test_resume_reads_only_what_a_run_loads_of_a_folder(tmp_path):
