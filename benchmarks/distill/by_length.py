@@ -31,9 +31,16 @@ def bucket_of(length: int) -> str:
 
 
 def read_predictions(folder: Path) -> list[dict]:
+    """A finished run's test predictions, or those of a `fastformer evaluate` folder of the test split (a model soup's,
+    say: FOLDER/evaluations/imdb_ratings)."""
     path = folder / "predictions_test.jsonl"
+    if not path.is_file() and (folder / "predictions.jsonl").is_file() and (folder / "metrics.json").is_file():
+        path = folder / "predictions.jsonl"
     if not path.is_file():
-        raise SystemExit(f"by_length.py: {path}: no such file (a finished classification run writes it)")
+        raise SystemExit(
+            f"by_length.py: {path}: no such file (a finished classification run writes it, `fastformer evaluate` "
+            "predictions.jsonl)"
+        )
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
