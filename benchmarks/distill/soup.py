@@ -50,7 +50,8 @@ def refusal(folders: list[Path]) -> str | None:
 
 
 def soup(folders: list[Path]) -> dict[str, torch.Tensor]:
-    """The mean of the folders' tensors, each in float32 and stored in its own dtype (integer buffers: the first's)."""
+    """The mean of the folders' tensors, summed in float64 and stored in each tensor's own dtype (integer buffers: the
+    first's)."""
     first = load_file(str(folders[0] / WEIGHTS))
     total = {name: tensor.double() for name, tensor in first.items() if tensor.is_floating_point()}
     for folder in folders[1:]:
