@@ -5,6 +5,7 @@ tests/models/test_every_head.py does for the heads)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -79,6 +80,22 @@ def test_every_task_has_a_row_and_declares_what_it_does():
     assert set(TRAIN) == set(VERBS_OF) == set(TASKS)
     for task, verbs in VERBS_OF.items():
         assert set(verbs) == set(TASKS[task].verbs), task
+
+
+def test_a_task_trains_a_baseline_exactly_for_its_model_free_architectures():
+    """The config's MODEL_FREE_ARCHITECTURES decide alone (engine/skeleton.py) which runs build no tokenizer and no
+    network and call the task's `baseline`: each is an --architecture choice, a task that lists one implements
+    `baseline`, and classification's baseline modules are exactly the ones it lists."""
+    from fastformer.engine.task import Task
+    from fastformer.tasks.classification.task import BASELINES
+
+    for name, task in TASKS.items():
+        model_free = task.config_class.MODEL_FREE_ARCHITECTURES
+        if model_free:
+            architecture = next(f for f in dataclasses.fields(task.config_class) if f.name == "architecture")
+            assert set(model_free) <= set(architecture.metadata["choices"]), name
+        assert (task.baseline is not Task.baseline) == bool(model_free), name
+    assert set(BASELINES) == set(TASKS["classification"].config_class.MODEL_FREE_ARCHITECTURES)
 
 
 @pytest.fixture(scope="module")

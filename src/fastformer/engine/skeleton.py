@@ -381,7 +381,9 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         # every check that can refuse runs before the first byte is written or deleted (begin): the tokenizer is made
         # in memory first, so that a start the tokenized data refuses leaves the previous run whole
         made = None
-        if getattr(cfg, "architecture", None) not in cfg.MODEL_FREE_ARCHITECTURES:
+        # one decision, the config's: an architecture with no model (a baseline) trains no tokenizer and no network
+        model_free = getattr(cfg, "architecture", None) in cfg.MODEL_FREE_ARCHITECTURES
+        if not model_free:
             made = run_tokenizer(cfg, task.tokenizer_texts(cfg, data), folder.path)
             if made is not None:
                 task.check_tokens(cfg, data, made.tokenizer)
@@ -390,8 +392,8 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             folder.begin()
             (folder.path / "run_config.json").write_text(json.dumps(cfg.as_dict(), indent=2))
         out = folder.staging if main else Path(cfg.output_dir)
-        metrics = task.baseline(cfg, data, out, report)
-        if metrics is not None:
+        if model_free:
+            metrics = task.baseline(cfg, data, out, report)
             _finish(folder, out, cfg, metrics)
             return metrics
         tokenizer = keep_tokenizer(made, folder.path)

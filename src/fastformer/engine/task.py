@@ -127,8 +127,10 @@ class Task:
         """(the run's model, its metrics.json entries): the engine's build of `model_class_name` (engine/start.py)."""
         return build_model(self, cfg, data, tokenizer)
 
-    def baseline(self, cfg, data, out: Path, report: dict[str, Any]) -> dict[str, Any] | None:
-        return None
+    def baseline(self, cfg, data, out: Path, report: dict[str, Any]) -> dict[str, Any]:
+        """Train and score a model-free architecture (one of the config's MODEL_FREE_ARCHITECTURES), writing its
+        files into `out`; returns its metrics. Called only for those architectures."""
+        raise NotImplementedError(f"the {self.name} task has no baseline architecture")
 
     def tokenizer_texts(self, cfg, data):
         raise NotImplementedError

@@ -92,8 +92,6 @@ class ClassificationTask(Task):
         return data
 
     def baseline(self, cfg: ClassificationConfig, data, out: Path, report: dict[str, Any]):
-        if cfg.architecture not in BASELINES:
-            return None
         return baseline_module(cfg.architecture).train(cfg, data["splits"], data["labels"], out, report)
 
     def tokenizer_texts(self, cfg: ClassificationConfig, data):
