@@ -397,6 +397,24 @@ def test_a_run_failed_on_its_data_does_not_lock_its_folder(tmp_path):
             ]
         )
     assert _snapshot(out) == before
+    # well-formed vectors of none of the vocabulary's words: refused as the model is built, which is still before
+    # the run begins (the model and its data are made before the previous run's files go)
+    vectors.write_text("qzqzq 0.1 0.2 0.3\nzxzxz 0.3 0.2 0.1\n")
+    with pytest.raises(SystemExit, match="vectors.txt: none of the .* vocabulary words has a vector"):
+        main(
+            [
+                "train",
+                "--train",
+                str(data),
+                *TINY,
+                "--output-dir",
+                str(out),
+                "--overwrite",
+                "--word-vectors",
+                str(vectors),
+            ]
+        )
+    assert _snapshot(out) == before
 
 
 def test_resume_reads_only_what_a_run_loads_of_a_folder(tmp_path):

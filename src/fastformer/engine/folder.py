@@ -7,10 +7,11 @@
 - A lock (`.lock`, an OS file lock held for the whole run) keeps a second run out of a folder in use.
 - Fingerprint: each checkpoint carries the settings that shape the weights (`fingerprint.json`); `resume` refuses a
   checkpoint trained with other settings and names them.
-- The final save is atomic as a whole: at the start the previous run's final files and its completion marker are
-  removed (so no old model sits beside a new run_config.json); at the end every file is written to a staging folder,
-  moved into place with the model weights last, and `run_complete.json` (the manifest: files, task, fingerprint) is
-  written after all of them. A folder without `run_complete.json` is incomplete, and says so in `RUN_INCOMPLETE`.
+- The final save is atomic as a whole: when the run begins (after every check that can refuse) the previous run's
+  final files and its completion marker are removed (so no old model sits beside a new run_config.json); at the end
+  every file is written to a staging folder, moved into place with the model weights last, and `run_complete.json`
+  (the manifest: files, task, fingerprint) is written after all of them. A folder without `run_complete.json` is
+  incomplete, and says so in `RUN_INCOMPLETE`.
 Imports the stdlib only.
 """
 
@@ -289,6 +290,7 @@ class RunFolder:
         self.overwrite, self.resume, self.main = overwrite, resume, main_process
         self._lock = None
         self._begun = False
+        self._staging_fresh = False
         self._made: list[Path] = []  # what opening the folder created: removed again when the run ends before begin()
 
     # ---- opening ----------------------------------------------------------------------------------------------------
@@ -408,11 +410,11 @@ class RunFolder:
             self._lock = None
 
     def begin(self) -> None:
-        """Called once the run's data has been read (so a run refused for its data leaves the previous run whole):
+        """Called once everything that can refuse has run (the data read, the tokenizer made, the model built and its
+        data prepared: engine/skeleton.py), so a refused start leaves the previous run whole:
         mark the folder incomplete and remove the previous run's final files (the weights first), so that from
         here until `finish` nothing in it loads as a model. A fresh run also removes its own earlier checkpoints."""
         self._begun = True
-        shutil.rmtree(self.path / STAGING, ignore_errors=True)  # a killed run's leftovers are not this run's files
         previous = self.manifest()
         if previous is None:  # a run killed while its final files were moved in: those files, listed before moving
             try:
@@ -441,8 +443,11 @@ class RunFolder:
 
     @property
     def staging(self) -> Path:
-        """A fresh folder for the final files (moved into place by `finish`)."""
+        """A fresh folder for the final files (moved into place by `finish`); may be asked for before `begin`."""
         folder = self.path / STAGING
+        if not self._staging_fresh:  # a killed run's leftovers are not this run's files
+            shutil.rmtree(folder, ignore_errors=True)
+            self._staging_fresh = True
         folder.mkdir(exist_ok=True)
         return folder
 

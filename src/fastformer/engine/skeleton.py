@@ -388,18 +388,22 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             if made is not None:
                 task.check_tokens(cfg, data, made.tokenizer)
         resume_from = folder.resume_checkpoint() if cfg.resume else None
-        if main:
-            folder.begin()
-            (folder.path / "run_config.json").write_text(json.dumps(cfg.as_dict(), indent=2))
         out = folder.staging if main else Path(cfg.output_dir)
         if model_free:
+            _begin(folder, cfg)
             metrics = task.baseline(cfg, data, out, report)
             _finish(folder, out, cfg, metrics)
             return metrics
-        tokenizer = keep_tokenizer(made, folder.path)
+        # the main process builds the model and prepares its data (either can refuse: a --init-from that does not
+        # fit, a teacher's vocabulary) before the run begins and the previous run's files go; the others wait for
+        # the main's tokenizer, written once it has begun
+        tokenizer = made.tokenizer if made is not None else keep_tokenizer(None, folder.path)
         model, model_metrics = task.build_model(cfg, data, tokenizer)
         prepared = task.prepare(cfg, data, tokenizer, model, out)
         prepared.metrics = {**model_metrics, **prepared.metrics}
+        _begin(folder, cfg)
+        if made is not None:
+            keep_tokenizer(made, folder.path)
         vocabulary = tokenizer_report(cfg, tokenizer)
         if main:
             announce(task, cfg, data, tokenizer, model, prepared, vocabulary)
@@ -556,6 +560,13 @@ def announce(task: Task, cfg, data, tokenizer, model, prepared: Prepared, vocabu
             f"same texts (tokenizers#1794); to repeat this run exactly, pass --tokenizer {cfg.output_dir}/tokenizer",
             file=sys.stderr,
         )
+
+
+def _begin(folder: RunFolder, cfg) -> None:
+    """The run begins (main process): from here the previous run's final files are gone (engine/folder.py)."""
+    if folder.main:
+        folder.begin()
+        (folder.path / "run_config.json").write_text(json.dumps(cfg.as_dict(), indent=2))
 
 
 def _finish(folder: RunFolder, out: Path, cfg, metrics: dict[str, Any]) -> None:
