@@ -403,3 +403,49 @@ def test_a_soup_is_the_mean_of_one_recipes_runs_and_scores_as_a_run_folder(tmp_p
     with pytest.raises(SystemExit, match="soup exists"):
         soup.main([str(out), str(runs["seed1"]), str(runs["seed2"])])
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_tail_average_is_the_mean_of_one_runs_last_checkpoints_chosen_on_its_own_held_out_reviews(tmp_path, capsys):
+    """soup.py --last-checkpoints 2 on a tiny 2-epoch IMDB-2 run (two checkpoints): the weights are their mean; and
+    held_out.py writes the run's validation reviews back from the lines its predictions name, on which `fastformer
+    evaluate` of the run's folder gives the run's own validation accuracy (so a tail average is chosen on them)."""
+    import json
+
+    from safetensors.torch import load_file
+
+    from fastformer.cli.main import main
+
+    soup = load_script(BENCHMARKS / "distill" / "soup.py")
+    held_out = load_script(BENCHMARKS / "distill" / "held_out.py")
+    imdb = SHARED / "data" / "imdb" / "imdb_ratings.jsonl.gz"
+    run = tmp_path / "run"
+    tiny = ["--train", str(imdb), "--where", "train:split=train", "--label-field", "rating", "--binary-threshold", "7",
+            "--max-train-examples", "160", "--max-eval-examples", "40", "--epochs", "2", "--vocab-size", "400",
+            "--max-length", "32", "--model", "hidden_size=16", "--model", "num_attention_heads=2",
+            "--model", "intermediate_size=16", "--no-progress"]  # fmt: skip
+    assert main(["train", *tiny, "--output-dir", str(run)]) == 0
+    first, last = sorted((run / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    out = tmp_path / "tail"
+    assert soup.main([str(out), str(run), "--last-checkpoints", "2"]) == 0
+    a, b, mean = (load_file(str(f / "model.safetensors")) for f in (first, last, out))
+    assert not torch.equal(a["classifier.weight"], b["classifier.weight"])
+    assert all(torch.allclose(mean[name], (a[name] + b[name]) / 2) for name in a if a[name].is_floating_point())
+    assert json.loads((out / "soup.json").read_text())["tail_average_of"] == [str(first), str(last)]
+    with pytest.raises(SystemExit, match="2 complete checkpoint\\(s\\), fewer than --last-checkpoints 3"):
+        soup.main([str(tmp_path / "three"), str(run), "--last-checkpoints", "3"])
+    with pytest.raises(SystemExit, match="takes one run folder and K >= 2"):
+        soup.main([str(tmp_path / "two-runs"), str(run), str(run), "--last-checkpoints", "2"])
+    validation = tmp_path / "validation.jsonl"
+    assert held_out.main([str(run), str(validation)]) == 0
+    predictions = [json.loads(line) for line in (run / "predictions_validation.jsonl").read_text().splitlines()]
+    assert len(validation.read_text().splitlines()) == len(predictions) == 40
+    capsys.readouterr()
+    scored = tmp_path / "run-scored" / "metrics.json"
+    scored.parent.mkdir()
+    (tmp_path / "tail-scored").mkdir()
+    assert main(["evaluate", str(run), "--data", str(validation), "--output", str(scored)]) == 0
+    own = json.loads((run / "metrics.json").read_text())["validation"]["accuracy"]
+    assert json.loads(scored.read_text())["accuracy"] == pytest.approx(own)
+    assert main(["evaluate", str(out), "--data", str(validation), "--output", str(tmp_path / "tail-scored" / "m.json")]) == 0
+    with pytest.raises(SystemExit, match="exists"):
+        held_out.main([str(run), str(validation)])
