@@ -446,6 +446,7 @@ def test_a_tail_average_is_the_mean_of_one_runs_last_checkpoints_chosen_on_its_o
     assert main(["evaluate", str(run), "--data", str(validation), "--output", str(scored)]) == 0
     own = json.loads((run / "metrics.json").read_text())["validation"]["accuracy"]
     assert json.loads(scored.read_text())["accuracy"] == pytest.approx(own)
-    assert main(["evaluate", str(out), "--data", str(validation), "--output", str(tmp_path / "tail-scored" / "m.json")]) == 0
+    tail_scored = tmp_path / "tail-scored" / "m.json"
+    assert main(["evaluate", str(out), "--data", str(validation), "--output", str(tail_scored)]) == 0
     with pytest.raises(SystemExit, match="exists"):
         held_out.main([str(run), str(validation)])
