@@ -163,8 +163,9 @@ def embed_isometrically(matrix, width: int, seed: int, element_std: float = 0.1)
     return (mapped * scale).to(matrix.dtype)
 
 
-def inputs_report(cfg: Any, tokenizer, tokenizer_dir: Path, embeddings: dict[str, Any] | None) -> dict[str, Any]:
-    """What metrics.json says of the run's inputs."""
+def inputs_report(cfg: Any, tokenizer, embeddings: dict[str, Any] | None) -> dict[str, Any]:
+    """What metrics.json says of the run's inputs (the skeleton adds the tokenizer's `vocabulary_report` once the
+    tokenizer is in the run folder: `add_vocabulary_report`)."""
     report: dict[str, Any] = dict(
         tokenization="pretrained"
         if getattr(cfg, "init_from", None)
@@ -173,12 +174,19 @@ def inputs_report(cfg: Any, tokenizer, tokenizer_dir: Path, embeddings: dict[str
         else tokenization_of(cfg),
         vocabulary=len(tokenizer),
     )
-    vocabulary = read_vocabulary_report(tokenizer_dir)
-    if vocabulary:
-        report["vocabulary_report"] = vocabulary
     if embeddings:
         report["embeddings"] = embeddings
     return report
+
+
+def add_vocabulary_report(metrics: dict[str, Any], made: RunTokenizer | None, tokenizer_dir: Path) -> None:
+    """Put the run's vocabulary report into metrics["inputs"] (where the task reports its inputs): a new tokenizer's
+    from memory, a resumed run's from its saved tokenizer (never a previous run's file, still there before begin)."""
+    if "inputs" not in metrics:
+        return
+    vocabulary = made.report if made is not None and made.new else read_vocabulary_report(tokenizer_dir)
+    if vocabulary:
+        metrics["inputs"]["vocabulary_report"] = vocabulary
 
 
 TOKENIZATIONS = ("wordpiece", "word")

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastformer.engine.folder import RunFolder, checkpoint_step, data_digests
 from fastformer.engine.init_from import layer_rate_scales
-from fastformer.engine.inputs import keep_tokenizer, run_tokenizer, tokenizer_report
+from fastformer.engine.inputs import add_vocabulary_report, keep_tokenizer, run_tokenizer, tokenizer_report
 from fastformer.engine.outputs import plot_training
 from fastformer.engine.training import is_main_process, layerwise_optimizer, training_arguments
 
@@ -404,6 +404,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         _begin(folder, cfg)
         if made is not None:
             keep_tokenizer(made, folder.path)
+        add_vocabulary_report(prepared.metrics, made, folder.path / "tokenizer")
         vocabulary = tokenizer_report(cfg, tokenizer)
         if main:
             announce(task, cfg, data, tokenizer, model, prepared, vocabulary)

@@ -8,7 +8,6 @@ Light at import (the models, and with them torch and transformers, load when a m
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fastformer.engine import inputs
@@ -46,7 +45,7 @@ def build_model(task: Task, cfg, data, tokenizer) -> tuple[Any, dict[str, Any]]:
             fields["attention_type"] = mixer_of(cfg.architecture)
         model = model_class(models.FastformerConfig.from_preset(cfg.preset, **{**fields, **cfg.model}))
     embeddings = inputs.embed_run_vectors(cfg, model, tokenizer)  # (one table: a decoder's and output layer's too)
-    metrics = dict(inputs=inputs.inputs_report(cfg, tokenizer, Path(cfg.output_dir) / "tokenizer", embeddings))
+    metrics = dict(inputs=inputs.inputs_report(cfg, tokenizer, embeddings))
     if origin:
         metrics["init_from"] = origin
     return model, metrics
