@@ -141,6 +141,11 @@ def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
     ):
         main([*args, "--overwrite"])
     assert {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == before
+    # a long enough corpus with a validation file too short: refused naming that file, the run still whole
+    args = ["train", "lm", "--train", str(IMDB), "--max-train-texts", "40", "--validation", str(short), *TINY]
+    with pytest.raises(SystemExit, match=r"--validation .*short.jsonl: \d+ tokens \(1 document\) are fewer than"):
+        main([*args, "--output-dir", str(out), "--overwrite"])
+    assert {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == before
 
     baseline = tmp_path / "gpt2"
     args = [*common, "--architecture", "gpt2", "--tokenizer", str(out / "tokenizer"), "--output-dir", str(baseline)]

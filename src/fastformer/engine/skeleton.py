@@ -1,6 +1,6 @@
 """One run skeleton for every task: folder -> seed -> data -> tokenizer -> model -> Trainer -> resume -> evaluate
 splits -> save. A task supplies only what is its own, as the methods of its `engine.task.Task` class (load_data,
-tokenizer_texts, check_tokens, baseline, prepare, evaluate_splits, summary, describe).
+tokenizer_texts, baseline, prepare, evaluate_splits, summary, describe).
 
 The skeleton owns the rest, once: the run folder (engine/folder.py: ownership, lock, fingerprinted checkpoints,
 atomic final save), seeding, the run's tokenizer, run_config.json, the Trainer with the shared arguments, resume,
@@ -385,8 +385,6 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         model_free = getattr(cfg, "architecture", None) in cfg.MODEL_FREE_ARCHITECTURES
         if not model_free:
             made = run_tokenizer(cfg, task.tokenizer_texts(cfg, data), folder.path)
-            if made is not None:
-                task.check_tokens(cfg, data, made.tokenizer)
         resume_from = folder.resume_checkpoint() if cfg.resume else None
         out = folder.staging if main else Path(cfg.output_dir)
         if model_free:

@@ -8,11 +8,13 @@ A run (`Task.train`, the skeleton in engine/skeleton.py) calls, in order:
     check_start(cfg, data)             refuse a start it cannot make (before the run folder changes)
     tokenizer_texts(cfg, data)         the texts a trained tokenizer learns from (made before the folder changes;
                                        not for a baseline)
-    check_tokens(cfg, data, tokenizer) refuse a start the tokenized data cannot make (still before it changes)
-    baseline(cfg, data, out, report)   an untrained baseline (TF-IDF, Lead-3) run instead of training, or None
+    baseline(cfg, data, out, report)   an untrained baseline (TF-IDF, Lead-3) run instead of training, for the
+                                       config's MODEL_FREE_ARCHITECTURES only
     build_model(cfg, data, tokenizer)  the model and its metrics: the engine builds `model_class_name` from a preset
                                        or --init-from, with the task's head_fields, model_fields, input_length
     prepare(cfg, data, tokenizer, model, out)  a `Prepared`: datasets, collator, Trainer arguments, counts
+                                       (what build_model and prepare refuse still leaves the folder as it was:
+                                       the run begins after them)
     evaluate_splits(cfg, model, tokenizer, data, prepared, out)  metrics per split; prediction files written to `out`
     summary(metrics)                   what `fastformer train` prints
 
@@ -105,10 +107,6 @@ class Task:
         """Refuse a start the run cannot make (an --init-from folder that cannot start its model), before the run
         folder changes."""
         check_model_start(self, cfg, data)
-
-    def check_tokens(self, cfg, data, tokenizer) -> None:
-        """Refuse a start the tokenized data cannot make (a corpus shorter than one block), with the run's tokenizer,
-        still before the run folder changes."""
 
     def head_fields(self, cfg, data, tokenizer=None) -> dict[str, Any]:
         """The config fields of the task's head (labels, decoder, user encoder, ...); `tokenizer` None: for the start

@@ -37,34 +37,22 @@ def load_documents(cfg: LanguageModelingConfig) -> dict[str, list[str]]:
     return limit_splits(dict(train=train, validation=validation), cfg.max_train_texts, cfg.max_eval_texts)
 
 
-def check_one_block(documents: dict[str, list[str]], tokenizer, cfg: LanguageModelingConfig) -> None:
-    """Refuse, before the run folder changes, a split whose documents tokenize to fewer than one block of
-    --block-size (its TokenBlocks would hold none). Tokenizes only as far as one block needs."""
-    held_out = (
+def split_source(cfg: LanguageModelingConfig, split: str) -> str:
+    """How a refusal names a split's documents: the flag and file, or the held-out share of --train."""
+    if split == "train":
+        return f"--train {cfg.train}"
+    if cfg.validation:
+        return f"--validation {cfg.validation}"
+    return (
         f"the validation documents held out of --train {cfg.train} (--validation-fraction {cfg.validation_fraction:g})"
     )
-    for split, source in (("train", f"--train {cfg.train}"), ("validation", held_out)):
-        if split == "validation" and cfg.validation:
-            source = f"--validation {cfg.validation}"
-        counted, separators = 0, 0
-        for start in range(0, len(documents[split]), 64):
-            batch = documents[split][start : start + 64]
-            counted += sum(map(len, tokenizer(batch, add_special_tokens=False, verbose=False)["input_ids"]))
-            separators += len(batch)
-            if counted + separators >= cfg.block_size:
-                break
-        else:
-            raise ValueError(
-                f"{source}: {counted + separators} tokens ({len(documents[split])} "
-                f"document{'s' if len(documents[split]) != 1 else ''}) are fewer than "
-                f"one block of --block-size {cfg.block_size}"
-            )
 
 
 class TokenBlocks(torch.utils.data.Dataset):
     """Documents tokenized, joined by `separator_id` and cut into blocks of `block_size` (the tail is dropped)."""
 
-    def __init__(self, documents: list[str], tokenizer, block_size: int, separator_id: int):
+    def __init__(self, documents: list[str], tokenizer, block_size: int, separator_id: int, source: str | None = None):
+        """`source`: how an error names the documents (a run's `split_source`, the file `evaluate` reads)."""
         ids: list[int] = []
         # verbose=False: documents longer than the tokenizer's model_max_length are cut into blocks here, on purpose
         for doc_ids in tokenizer(documents, add_special_tokens=False, verbose=False)["input_ids"]:
@@ -72,7 +60,9 @@ class TokenBlocks(torch.utils.data.Dataset):
             ids.append(separator_id)
         usable = len(ids) // block_size * block_size
         if usable == 0:
-            raise ValueError(f"{len(ids)} tokens are fewer than one block of {block_size}")
+            counted = f"{len(ids)} tokens ({len(documents)} document{'s' if len(documents) != 1 else ''})"
+            where = f"{source}: " if source else ""
+            raise ValueError(f"{where}{counted} are fewer than one block of --block-size {block_size}")
         self.blocks = torch.tensor(ids[:usable], dtype=torch.long).view(-1, block_size)
 
     def __len__(self) -> int:

@@ -47,11 +47,6 @@ class LanguageModelingTask(Task):
     def tokenizer_texts(self, cfg: LanguageModelingConfig, documents):
         return documents["train"]
 
-    def check_tokens(self, cfg: LanguageModelingConfig, documents, tokenizer) -> None:
-        from fastformer.tasks.lm.language_model import check_one_block
-
-        check_one_block(documents, tokenizer, cfg)
-
     def input_length(self, cfg: LanguageModelingConfig) -> int:
         return cfg.block_size
 
@@ -72,11 +67,13 @@ class LanguageModelingTask(Task):
     def prepare(self, cfg: LanguageModelingConfig, documents, tokenizer, model, out: Path) -> Prepared:
         from transformers import default_data_collator
 
-        from fastformer.tasks.lm.language_model import TokenBlocks
+        from fastformer.tasks.lm.language_model import TokenBlocks, split_source
 
-        separator = tokenizer.sep_token_id
-        train_set = TokenBlocks(documents["train"], tokenizer, cfg.block_size, separator)
-        eval_set = TokenBlocks(documents["validation"], tokenizer, cfg.block_size, separator)
+        # (a split shorter than one block is refused here, still before the run begins and the folder changes)
+        train_set, eval_set = (
+            TokenBlocks(documents[split], tokenizer, cfg.block_size, tokenizer.sep_token_id, split_source(cfg, split))
+            for split in ("train", "validation")
+        )
         return Prepared(
             train_dataset=train_set,
             eval_dataset=eval_set,
@@ -143,7 +140,9 @@ class LanguageModelingTask(Task):
         positions = getattr(model.config, "max_position_embeddings", None) or model.config.n_positions
         block = settings.max_length or run_settings(model_dir).get("block_size") or positions
         start = time.perf_counter()
-        metrics = perplexity(model, TokenBlocks(documents, tokenizer, block, tokenizer.sep_token_id))
+        metrics = perplexity(
+            model, TokenBlocks(documents, tokenizer, block, tokenizer.sep_token_id, str(settings.data))
+        )
         return dict(
             **metrics, documents=len(documents), block_size=block, seconds=round(time.perf_counter() - start, 2)
         )
