@@ -378,43 +378,19 @@ def test_a_run_failed_on_its_data_does_not_lock_its_folder(tmp_path):
     with pytest.raises(SystemExit, match=r"its data changed since it was trained \(.*data.csv"):
         main(["train", "--train", str(data), *TINY, "--output-dir", str(out), "--resume"])
     assert _snapshot(out) == before
-    # malformed word vectors, read by the word tokenizer: refused before the run begins, so an --overwrite of the
-    # finished run keeps it whole (the tokenizer was made once the run had begun, which removed its weights first)
+    # word vectors an --overwrite of the finished run cannot use, refused before the run begins so the run stays
+    # whole: malformed ones, read by the word tokenizer (made once the run had begun, which removed its weights
+    # first), and well-formed ones of none of the vocabulary's words, refused as the model is built (now before begin)
     vectors = tmp_path / "vectors.txt"
-    vectors.write_text("a 0.1 0.2 0.3\nfilm 0.1 x 0.3\n")
-    with pytest.raises(SystemExit, match="vectors.txt:2: field 'vector': not a number in the vector of 'film'"):
-        main(
-            [
-                "train",
-                "--train",
-                str(data),
-                *TINY,
-                "--output-dir",
-                str(out),
-                "--overwrite",
-                "--word-vectors",
-                str(vectors),
-            ]
-        )
-    assert _snapshot(out) == before
-    # well-formed vectors of none of the vocabulary's words: refused as the model is built, which is still before
-    # the run begins (the model and its data are made before the previous run's files go)
-    vectors.write_text("qzqzq 0.1 0.2 0.3\nzxzxz 0.3 0.2 0.1\n")
-    with pytest.raises(SystemExit, match="vectors.txt: none of the .* vocabulary words has a vector"):
-        main(
-            [
-                "train",
-                "--train",
-                str(data),
-                *TINY,
-                "--output-dir",
-                str(out),
-                "--overwrite",
-                "--word-vectors",
-                str(vectors),
-            ]
-        )
-    assert _snapshot(out) == before
+    overwrite = ["train", "--train", str(data), *TINY, "--output-dir", str(out), "--overwrite"]
+    for text, refusal in [
+        ("a 0.1 0.2 0.3\nfilm 0.1 x 0.3\n", "vectors.txt:2: field 'vector': not a number in the vector of 'film'"),
+        ("qzqzq 0.1 0.2 0.3\nzxzxz 0.3 0.2 0.1\n", "vectors.txt: none of the .* vocabulary words has a vector"),
+    ]:
+        vectors.write_text(text)
+        with pytest.raises(SystemExit, match=refusal):
+            main([*overwrite, "--word-vectors", str(vectors)])
+        assert _snapshot(out) == before
 
 
 def test_resume_reads_only_what_a_run_loads_of_a_folder(tmp_path):
