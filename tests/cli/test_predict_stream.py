@@ -417,6 +417,10 @@ def test_a_folder_of_text_files_is_predicted_and_explained_file_by_file(classifi
     for argv, says in [
         (["--file", str(pos.parent)], "holds folders (neg, pos): a folder of documents"),
         (["--file", str(pos), "--text-field", "text"], "--text-field reads a file's records; a folder's texts"),
+        (
+            ["--file", str(pos), "--where", "split=test"],
+            "--where filters JSON Lines records ({'split': 'test'}); this file is read as a folder of text files",
+        ),  # worded as `train` words it
         (["--file", str(pos), "--output", str(pos / "p.jsonl")], "p.jsonl: inside"),
     ]:
         with pytest.raises(SystemExit) as refused:

@@ -28,15 +28,17 @@ def inputs(
     the line each starts at; "row" of a Parquet file, 1-based): one text a line (blank lines included), or a JSON
     Lines / CSV / TSV / Parquet file's `text_field` (default `default_field`; `text_corpus.numbered_texts`); a folder's
     files, one text each ("file", its name)."""
-    from fastformer.data.files import DataError, format_suffix
+    from fastformer.data.files import DataError, format_suffix, refuse_filter
     from fastformer.data.text_corpus import named_documents, numbered_texts
 
     for number, text in enumerate(given, start=1):
         yield "argument", number, text
     if file and Path(file).is_dir():  # a folder of text files (aclImdb/test/pos): each file one text, by its name
-        if text_field is not None or where:
-            flag = "--text-field" if text_field is not None else "--where"
-            raise DataError(Path(file), None, None, f"{flag} reads a file's records; a folder's texts are its files")
+        refuse_filter(Path(file), where, "a folder of text files")  # (worded as the corpus readers word it)
+        if text_field is not None:
+            raise DataError(
+                Path(file), None, None, "--text-field reads a file's records; a folder's texts are its files"
+            )
         for name, text in named_documents(Path(file)):
             yield "file", name, text
     elif file:
