@@ -367,6 +367,19 @@ def test_two_torchrun_processes_match_one_process(tmp_path):
     for step, (a, b) in enumerate(zip(*losses, strict=True)):
         assert abs(a - b) < 1e-4, f"step {step + 1}: loss {a} (1 process) != {b} (2 processes)"
     torch.testing.assert_close(_final_logits(two), _final_logits(one), rtol=1e-4, atol=1e-4)
+    # --overwrite of that folder with another vocabulary: the folder still holds the first run's tokenizer while the
+    # main process builds its model, and the other process must wait for this launch's own (it once loaded the old
+    # one at once: a vocabulary of another size in each process)
+    again = [str(torchrun), "--standalone", "--nproc_per_node", "2", exe, *args, "--vocab-size", "250"]
+    third = subprocess.run(
+        [*again, "--output-dir", str(two), "--overwrite"], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert third.returncode == 0, third.stderr[-3000:]
+    from transformers import AutoTokenizer
+
+    vocabulary = len(AutoTokenizer.from_pretrained(str(two / "tokenizer")))
+    assert vocabulary <= 250 != len(AutoTokenizer.from_pretrained(str(one / "tokenizer")))
+    assert json.loads((two / "metrics.json").read_text())["inputs"]["vocabulary"] == vocabulary
 
 
 def test_a_pickled_tfidf_folder_is_refused_unopened(tmp_path):

@@ -326,9 +326,19 @@ def run_tokenizer(cfg: Any, texts: Iterable[str], output_dir: Path) -> RunTokeni
     return RunTokenizer(*make_tokenizer(cfg, texts))
 
 
-def keep_tokenizer(made: RunTokenizer | None, output_dir: Path):
+def launch_id() -> str | None:
+    """The id torchrun gives every process of one launch (None outside torchrun)."""
+    return os.environ.get("TORCHELASTIC_RUN_ID")
+
+
+def keep_tokenizer(made: RunTokenizer | None, output_dir: Path, resume: bool = False):
     """Once the run has begun: the main process moves its new tokenizer into OUTPUT/tokenizer (atomically, stamped as
-    the run's own; a file of the user's inside it stays); the others wait for it and load it. Returns the tokenizer."""
+    the run's own, with its launch's id; a file of the user's inside it stays); the others wait for it and load it.
+    Returns the tokenizer.
+
+    The others wait for the stamp of their own launch: an --overwrite's folder still holds the previous run's
+    tokenizer until the main process has built its model and begun, and loading that one would give the processes
+    vocabularies of different sizes. A resumed run's processes load the folder's (the run's own, as the main does)."""
     from transformers import AutoTokenizer
 
     folder = output_dir / "tokenizer"
@@ -339,7 +349,8 @@ def keep_tokenizer(made: RunTokenizer | None, output_dir: Path):
             made.tokenizer.save_pretrained(staging)
             if made.report is not None:
                 (staging / VOCABULARY_REPORT).write_text(json.dumps(made.report, indent=2))
-            (staging / TOKENIZER_STAMP).write_text(json.dumps(dict(files=[*files_in(staging), TOKENIZER_STAMP])))
+            stamp = dict(files=[*files_in(staging), TOKENIZER_STAMP], launch=launch_id())
+            (staging / TOKENIZER_STAMP).write_text(json.dumps(stamp))
             # stamped: this run's (or an earlier run's) own tokenizer; a file of the user's inside it stays
             if remove_written(folder, tokenizer_files(folder)):
                 os.replace(staging, folder)
@@ -349,11 +360,23 @@ def keep_tokenizer(made: RunTokenizer | None, output_dir: Path):
                 shutil.rmtree(staging)
         return made.tokenizer
     deadline = time.monotonic() + 3600
-    while not (folder / "tokenizer_config.json").is_file():  # written by the main process, atomically
+    while not _written_for_this_launch(folder, resume):  # written by the main process, atomically
         if time.monotonic() > deadline:
             raise TimeoutError(f"{folder}: the main process did not write the tokenizer within an hour")
         time.sleep(0.5)
     return AutoTokenizer.from_pretrained(str(folder))
+
+
+def _written_for_this_launch(folder: Path, resume: bool) -> bool:
+    if not (folder / "tokenizer_config.json").is_file():
+        return False
+    launch = launch_id()
+    if resume or launch is None:  # (outside torchrun no launch id tells two runs' tokenizers apart)
+        return True
+    try:
+        return json.loads((folder / TOKENIZER_STAMP).read_text()).get("launch") == launch
+    except (OSError, json.JSONDecodeError):
+        return False
 
 
 def tokenizer_report(cfg: Any, tokenizer) -> dict[str, Any]:

@@ -395,7 +395,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         # the main process builds the model and prepares its data (either can refuse: an --init-from encoder of
         # another shape, word vectors of none of its words) before the run begins and the previous run's files go;
         # the others wait for the main's tokenizer, written once it has begun
-        tokenizer = made.tokenizer if made is not None else keep_tokenizer(None, folder.path)
+        tokenizer = made.tokenizer if made is not None else keep_tokenizer(None, folder.path, cfg.resume)
         model, model_metrics = task.build_model(cfg, data, tokenizer)
         prepared = task.prepare(cfg, data, tokenizer, model, out)
         prepared.metrics = {**model_metrics, **prepared.metrics}
