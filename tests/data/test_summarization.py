@@ -114,3 +114,48 @@ def test_cnndm_as_released_a_folder_of_story_files(tmp_path):
         read_pairs(tmp_path / "cnn")
     with pytest.raises(DataError, match="format 'csv' reads a file"):
         read_pairs(stories, format="csv")
+
+
+def test_cnndm_standard_split_a_url_list_read_from_the_story_folders(tmp_path):
+    """CNN/DailyMail's standard split is three URL lists (url_lists/all_train.txt, all_val.txt, all_test.txt), each
+    URL's story named by the SHA-1 of the URL, in cnn/stories/ or dailymail/stories/ beside url_lists/. Stories
+    written from the CSV's real rows under the hashes of made-up URLs read back in the list's order, both folders
+    searched; a URL without its story is refused naming the list's line, a list with no story folders near it too,
+    and `fastformer train summarize` takes a list as --train and --test (Lead-3 here)."""
+    import csv
+    import hashlib
+
+    from fastformer.cli.main import main
+
+    with gzip.open(CNNDM / "test_first500.csv.gz", "rt") as f:
+        rows = [row for _, row in zip(range(12), csv.DictReader(f), strict=False)]
+    expected = read_pairs(CNNDM / "test_first500.csv.gz")[:12]
+    root = tmp_path / "cnn_dm"
+    (root / "url_lists").mkdir(parents=True)
+    urls = []
+    for i, row in enumerate(rows):
+        site = "cnn" if i % 2 else "dailymail"
+        url = f"http://web.archive.org/web/2015/http://www.{site}.com/article-{i}.html"
+        urls.append(url)
+        folder = root / site / "stories"
+        folder.mkdir(parents=True, exist_ok=True)
+        highlights = "".join(f"\n\n@highlight\n\n{h}" for h in row["highlights"].split("\n"))
+        (folder / f"{hashlib.sha1(url.encode()).hexdigest()}.story").write_text(row["article"] + highlights + "\n")
+    order = [5, 0, 11, 2, 7, 3]  # the list's order, not the folders'
+    train_list, test_list = root / "url_lists" / "all_train.txt", root / "url_lists" / "all_test.txt"
+    train_list.write_text("".join(urls[i] + "\n" for i in order) + "\n")
+    test_list.write_text("".join(urls[i] + "\n" for i in (1, 4, 6, 8, 9, 10)))
+    pairs = read_pairs(train_list)
+    assert [(p.source, p.target) for p in pairs] == [(expected[i].source, expected[i].target) for i in order]
+    out = tmp_path / "lead3"
+    args = ["train", "summarize", "--train", str(train_list), "--test", str(test_list), "--architecture", "lead3"]
+    assert main([*args, "--validation-fraction", "0.5", "--output-dir", str(out), "--no-progress"]) == 0
+    assert json.loads((out / "metrics.json").read_text())["test"]["examples"] == 6
+    test_list.write_text(urls[1] + "\nhttp://www.cnn.com/a-story-not-downloaded.html\n")
+    with pytest.raises(DataError, match=r"all_test.txt:2: no [0-9a-f]{40}.story for this URL in .*cnn/stories"):
+        read_pairs(test_list)
+    alone = tmp_path / "elsewhere" / "all_val.txt"
+    alone.parent.mkdir()
+    alone.write_text(urls[0] + "\n")
+    with pytest.raises(DataError, match="a URL list reads cnn/stories/ and dailymail/stories/; neither is in"):
+        read_pairs(alone)

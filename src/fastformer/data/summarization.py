@@ -1,7 +1,8 @@
-"""Readers of document / summary pairs: CNN/DailyMail (CSV or JSON Lines with article / highlights, or the folder of
-`.story` files it is released as: `cnn/stories/`, `dailymail/stories/`), PubMed in Cohan et al.'s format (JSON Lines:
-article_text and abstract_text sentence lists, `<S> ... </S>` tags removed), and plain JSON Lines or CSV with chosen
-source and target fields (SumPubMed: text / abstract).
+"""Readers of document / summary pairs: CNN/DailyMail (CSV or JSON Lines with article / highlights, the folder of
+`.story` files it is released as: `cnn/stories/`, `dailymail/stories/`, or one of the URL lists that define its
+standard split, `url_lists/all_train.txt`, `all_val.txt`, `all_test.txt`, read in their order from those folders),
+PubMed in Cohan et al.'s format (JSON Lines: article_text and abstract_text sentence lists, `<S> ... </S>` tags
+removed), and plain JSON Lines or CSV with chosen source and target fields (SumPubMed: text / abstract).
 
 Sentences are kept where the format gives them: a Pair's `source_sentences` feed the Lead-3 baseline, and its target
 holds one sentence per line, as ROUGE-Lsum wants. A bad row (a missing field, a field of the wrong type, a malformed
@@ -12,6 +13,7 @@ PubMed set has some) are skipped and counted (`Pairs.skipped_empty`, with their 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -30,10 +32,11 @@ from fastformer.data.files import (
     visible_entries,
 )
 
-FORMATS = ("csv", "jsonl", "cohan", "stories")
+FORMATS = ("csv", "jsonl", "cohan", "stories", "urls")
 DEFAULT_FIELDS = {
     "csv": ("article", "highlights"),
     "stories": ("article", "highlights"),
+    "urls": ("article", "highlights"),
     "jsonl": ("article", "highlights"),
     "cohan": ("article_text", "abstract_text"),
 }
@@ -116,6 +119,8 @@ def detect_format(path: Path) -> str:
         record = None
     if isinstance(record, dict):
         return "cohan" if "article_text" in record and "abstract_text" in record else "jsonl"
+    if first.strip().startswith(("http://", "https://")):
+        return "urls"
     raise DataError(
         path,
         1,
@@ -175,15 +180,20 @@ def _read_json_lines(path: Path, fields: tuple[str, str], where, sentence_lists:
         yield _pair(source, target, path, number, fields, sentence_lists=lists)
 
 
-def _read_stories(path: Path) -> Iterator[Pair | str]:
-    """CNN/DailyMail as released (Hermann et al. 2015): a folder of `<hash>.story` files, each the article's
-    paragraphs and then its highlights, every one after an `@highlight` line."""
+def _story_folder(path: Path) -> list[Path]:
+    """The `.story` files of a folder of CNN/DailyMail's stories, refused in one line when it has none."""
     entries = visible_entries(path)  # (a copy made on macOS holds a binary ._<hash>.story beside each story)
     stories = [p for p in entries if p.suffix == ".story"]
     if not stories:
         folders = [p.name for p in entries if p.is_dir()]
         hint = f" (it holds {', '.join(folders[:4])}: CNN/DailyMail keeps them in cnn/stories/)" if folders else ""
         raise DataError(path, None, None, "a folder of pairs holds CNN/DailyMail's .story files; it has none" + hint)
+    return stories
+
+
+def _read_stories(stories: list[Path]) -> Iterator[Pair | str]:
+    """CNN/DailyMail as released (Hermann et al. 2015): `<hash>.story` files, each the article's paragraphs and then
+    its highlights, every one after an `@highlight` line."""
     for story in stories:
         article, highlights, highlight_next = [], [], False
         for line in story.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -203,6 +213,35 @@ def _read_stories(path: Path) -> Iterator[Pair | str]:
         )
 
 
+def story_folders(url_list: Path) -> list[Path]:
+    """Where the stories of a URL list are: `cnn/stories/` and `dailymail/stories/` beside the list or one folder up
+    (the released layout: `url_lists/all_train.txt` beside `cnn/` and `dailymail/`), as many as exist."""
+    places = (url_list.parent, url_list.parent.parent)
+    return [place / name / "stories" for place in places for name in ("cnn", "dailymail") if (place / name).is_dir()]
+
+
+def _read_url_list(path: Path) -> Iterator[Pair | str]:
+    """CNN/DailyMail's standard split (Hermann et al. 2015; the lists of See et al. 2017): one article URL a line,
+    each read from `<sha1 of the URL>.story`, in the list's order."""
+    folders = story_folders(path)
+    if not folders:
+        places = " or ".join(str(place) for place in (path.parent, path.parent.parent))
+        raise DataError(
+            path, None, None, f"a URL list reads cnn/stories/ and dailymail/stories/; neither is in {places}"
+        )
+    with open_text(path) as lines:
+        for number, line in enumerate(lines, start=1):
+            url = line.strip()
+            if not url:
+                continue
+            name = hashlib.sha1(url.encode("utf-8")).hexdigest() + ".story"
+            story = next((folder / name for folder in folders if (folder / name).is_file()), None)
+            if story is None:
+                where = ", ".join(str(folder) for folder in folders)
+                raise DataError(path, number, None, f"no {name} for this URL in {where}")
+            yield from _read_stories([story])
+
+
 def read_pairs(
     path: str | Path,
     source_field: str | None = None,
@@ -214,7 +253,8 @@ def read_pairs(
 
     Formats: csv (header row; default columns article / highlights), jsonl (default keys article / highlights; a key
     may hold a list of sentences), cohan (article_text / abstract_text lists, `<S>` tags removed), stories (a folder
-    of CNN/DailyMail's .story files). `where` filters JSON Lines records by key = value."""
+    of CNN/DailyMail's .story files), urls (one of CNN/DailyMail's URL lists: its stories, in its order, from
+    `story_folders`). `where` filters JSON Lines records by key = value."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
@@ -229,7 +269,9 @@ def read_pairs(
     if format == "csv":
         rows = _read_csv(path, fields)
     elif format == "stories":
-        rows = _read_stories(path)
+        rows = _read_stories(_story_folder(path))
+    elif format == "urls":
+        rows = _read_url_list(path)
     else:
         rows = _read_json_lines(path, fields, where, sentence_lists=format == "cohan")
     pairs = Pairs()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fastformer.data.summarization import FORMATS
 from fastformer.engine.inputs import WordInputSettings
 from fastformer.engine.settings import LabelledDataSettings, RunConfig, SettingError, redefault, setting
 from fastformer.engine.verbs import FileEvaluationSettings, TextPredictionSettings
@@ -35,7 +36,7 @@ class SummarizationConfig(LabelledDataSettings, WordInputSettings):
         LabelledDataSettings, "test", None, help="test pairs", shapes_weights=False, paths="file-or-folder"
     )
     format: str | None = setting(
-        None, "file format (default: from the file)", choices=("csv", "jsonl", "cohan", "stories")
+        None, "file format (default: from the file; urls: one of CNN/DailyMail's URL lists)", choices=FORMATS
     )
     source_field: str | None = setting(
         None, "document column / key (default: article, or article_text for Cohan's PubMed)"
