@@ -115,7 +115,8 @@ USER_ERRORS = [
     (["evaluate", "{tmp}/nowhere", "--data", "x.csv", "--num-beams", "0"], "--num-beams: must be >= 1, got 0"),
     (["evaluate", "{tmp}/someone-elses", "--data", "x.csv"], "not a folder written by `fastformer train`"),
     (["predict", "{tmp}/someone-elses", "hello"], "not a folder written by `fastformer train`"),
-    (["generate", "{tmp}/someone-elses", "--file", "{tmp}"], "is a folder, not a file of texts (one per line)"),
+    (["generate", "{tmp}/someone-elses", "--file", "{tmp}"], "holds folders (someone-elses): a folder of documents"),
+    (["generate", "{tmp}/someone-elses", "--file", "{tmp}/nowhere"], "{tmp}/nowhere: no such file"),
     (["bench", "--variants", "nope"], "--variants: unknown ['nope']"),
     # abbreviations are refused: argparse would read them as --epochs / --sweep, and a typo would change the run
     (

@@ -129,6 +129,18 @@ def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
     ]
     with pytest.raises(SystemExit, match=r"^fastformer generate: .*prompts.jsonl:1: field 'text': missing"):
         main(["generate", str(out), "--file", str(prompts)])
+    folder = tmp_path / "prompt-files"  # a folder of text files: one prompt each, by name (as predict reads one)
+    folder.mkdir()
+    (folder / "b.txt").write_text("i did not\n")
+    (folder / "a.txt").write_text("the movie was")
+    (folder / ".DS_Store").write_bytes(b"\0")
+    assert main(["generate", str(out), "--file", str(folder), "--max-new-tokens", "2"]) == 0
+    assert [json.loads(line)["prompt"] for line in capsys.readouterr().out.splitlines()] == [
+        "the movie was",
+        "i did not",
+    ]
+    with pytest.raises(SystemExit, match=r"prompt-files: --text-field reads a file's records; a folder's texts are"):
+        main(["generate", str(out), "--file", str(folder), "--text-field", "prompt"])
 
     # a corpus shorter than one block is refused before the run begins: the finished run given --overwrite is whole
     # (the tokenizer is made in memory first; the refusal came after the run began and removed its weights)

@@ -1,7 +1,7 @@
 """Continue prompts with a trained causal language model folder (`fastformer train lm`), through `generate()`:
 greedy by default, beam search with --num-beams, sampling with --do-sample. Prompts are given here or in a file (one
-a line, or a JSON Lines / CSV / TSV file's --text-field); each result is printed as a JSON line (or written to
---output).
+a line, or a JSON Lines / CSV / TSV file's --text-field) or a folder of text files (one prompt each, by name); each
+result is printed as a JSON line (or written to --output).
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model_dir", help="a folder written by `fastformer train lm` (any AutoModelForCausalLM)")
     parser.add_argument("prompts", nargs="*", help="prompts to continue")
     parser.add_argument(
-        "--file", help="a file of prompts: one a line, or by its name a JSON Lines / CSV / TSV file's --text-field"
+        "--file",
+        help="a file of prompts: one a line, or by its name a JSON Lines / CSV / TSV file's --text-field; or a folder "
+        "of text files, one prompt each (by name)",
     )
     parser.add_argument("--text-field", help="JSON key or CSV / TSV column of a --file's prompts (default: text)")
     parser.add_argument("--output", help="write JSON Lines here instead of printing")
@@ -75,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
         from fastformer.cli.outputs import OutputRefused, check_output
 
         try:
-            check_output(args.output, inputs=(args.file,), folders=(args.model_dir,), overwrite=args.overwrite)
+            check_output(
+                args.output, inputs=(args.file,), folders=(args.model_dir, args.file), overwrite=args.overwrite
+            )
         except OutputRefused as error:
             raise SystemExit(f"fastformer generate: {error}") from None
     prompts = texts_from(args.prompts, args.file, "generate", "prompts", args.text_field)

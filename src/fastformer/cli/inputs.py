@@ -30,20 +30,28 @@ def texts_from(
     given: list[str], file: str | None, command: str, what: str = "texts", text_field: str | None = None
 ) -> list[str]:
     """The texts given on the command line, then the non-blank texts of `file` (one a line, or a JSON Lines / CSV /
-    TSV file's `text_field`, default `text`: `fastformer.data.text_corpus.numbered_texts`); an error if there are
-    none, or one line naming the file and line of a record that cannot be read."""
+    TSV file's `text_field`, default `text`: `fastformer.data.text_corpus.numbered_texts`; a folder's files, one text
+    each, by name, as `predict --file` reads a folder); an error if there are none, or one line naming the file and
+    line of a record that cannot be read."""
     from fastformer.data.files import DataError
-    from fastformer.data.text_corpus import numbered_texts
+    from fastformer.data.text_corpus import named_documents, numbered_texts
 
     if text_field is not None and not file:
         raise SystemExit(f"fastformer {command}: --text-field reads the records of --file: give --file")
     texts = list(given)
     if file:
         path = Path(file)
-        if not path.is_file():
+        if path.is_dir() and text_field is not None:
+            raise SystemExit(
+                f"fastformer {command}: {path}: --text-field reads a file's records; a folder's texts are its files"
+            )
+        if not path.exists():
             raise SystemExit(f"fastformer {command}: {not_a_file(path)}")
         try:
-            texts += [text for _, text in numbered_texts(path, text_field) if text.strip()]
+            if path.is_dir():  # (an editor's final newline is not part of the prompt, as the corpus readers strip)
+                texts += [text.strip() for _, text in named_documents(path) if text.strip()]
+            else:
+                texts += [text for _, text in numbered_texts(path, text_field) if text.strip()]
         except DataError as error:
             raise SystemExit(f"fastformer {command}: {error}") from None
     if not texts:
