@@ -141,6 +141,8 @@ def test_train_lm_generate_and_baseline_on_imdb(tmp_path, capsys):
     ]
     with pytest.raises(SystemExit, match=r"prompt-files: --text-field reads a file's records; a folder's texts are"):
         main(["generate", str(out), "--file", str(folder), "--text-field", "prompt"])
+    with pytest.raises(SystemExit, match=r"--output .*prompt-files/g.jsonl: inside .*prompt-files, which this"):
+        main(["generate", str(out), "--file", str(folder), "--output", str(folder / "g.jsonl")])
 
     # a corpus shorter than one block is refused before the run begins: the finished run given --overwrite is whole
     # (the tokenizer is made in memory first; the refusal came after the run began and removed its weights)
