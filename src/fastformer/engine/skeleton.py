@@ -372,7 +372,8 @@ def best_epoch(state) -> float | None:
 
 def run_task(task: Task, cfg) -> dict[str, Any]:
     """Run one task end to end as `cfg` says; returns the metrics (also in OUTPUT/metrics.json). The steps: open the
-    run folder, read and check everything that can refuse, begin, build, train, measure, evaluate and save."""
+    run folder; read and check the data, make the tokenizer, build the model and prepare its data (everything that
+    can refuse); begin; train, measure, evaluate and save."""
     main = is_main_process()
     folder = open_folder(task, cfg, main)
     with folder:
