@@ -33,25 +33,20 @@ def texts_from(
     TSV file's `text_field`, default `text`: `fastformer.data.text_corpus.numbered_texts`; a folder's files, one text
     each, by name, as `predict --file` reads a folder); an error if there are none, or one line naming the file and
     line of a record that cannot be read."""
+    from fastformer.cli.streaming import inputs
     from fastformer.data.files import DataError
-    from fastformer.data.text_corpus import named_documents, numbered_texts
 
     if text_field is not None and not file:
         raise SystemExit(f"fastformer {command}: --text-field reads the records of --file: give --file")
     texts = list(given)
     if file:
         path = Path(file)
-        if path.is_dir() and text_field is not None:
-            raise SystemExit(
-                f"fastformer {command}: {path}: --text-field reads a file's records; a folder's texts are its files"
-            )
         if not path.exists():
             raise SystemExit(f"fastformer {command}: {not_a_file(path)}")
-        try:
-            if path.is_dir():  # (an editor's final newline is not part of the prompt, as the corpus readers strip)
-                texts += [text.strip() for _, text in named_documents(path) if text.strip()]
-            else:
-                texts += [text for _, text in numbered_texts(path, text_field) if text.strip()]
+        try:  # read as predict reads --file (a folder's files too); an editor's final newline is not a file's text
+            for kind, _, text in inputs([], file, text_field):
+                if text.strip():
+                    texts.append(text.strip() if kind == "file" else text)
         except DataError as error:
             raise SystemExit(f"fastformer {command}: {error}") from None
     if not texts:
