@@ -62,8 +62,6 @@ def texts_of(sources: set[str], field: str = "text") -> dict[str, str]:
 
 def read_cut_again(folder: Path, rows: list[dict], texts: dict[str, str], truncation: str) -> list[dict]:
     """The run's test predictions, each review it cut (longer than its --max-length) read again with `truncation`."""
-    import torch
-
     from fastformer.data.tokenizer import special_tokens_around
     from fastformer.engine.folder import run_settings
     from fastformer.tasks.classification.classifier import Classifier
@@ -75,8 +73,8 @@ def read_cut_again(folder: Path, rows: list[dict], texts: dict[str, str], trunca
     sources = [r["source"] for r in rows]
     counted = classifier.tokenizer([texts[s] for s in sources], add_special_tokens=False, verbose=False)["input_ids"]
     cut = [s for s, ids in zip(sources, counted, strict=True) if len(ids) > room]
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bool(settings.get("bf16"))):
-        again = {s: record["label"] for s, record in zip(cut, classifier([texts[s] for s in cut]), strict=True)}
+    # (the classifier scores under its run's bf16 autocast itself, where this CPU multiplies bfloat16)
+    again = {s: record["label"] for s, record in zip(cut, classifier([texts[s] for s in cut]), strict=True)}
     return [{**r, "predicted": again.get(r["source"], r["predicted"])} for r in rows]
 
 

@@ -77,21 +77,22 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(model, ids: torch.Tensor, repeats: int, device: str = "cpu") -> dict:
+def measure(model, ids: torch.Tensor, repeats: int, device: str = "cpu", bf16: bool = True) -> dict:
+    """Tokens/s of a fine-tuning step and of inference, under bf16 autocast (`bf16`) or in float32."""
     kind = torch.device(device).type
     model, ids = model.to(device), ids.to(device)
     labels = torch.zeros(ids.shape[0], dtype=torch.long, device=device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
 
     def step():
-        with torch.autocast(kind, dtype=torch.bfloat16):
+        with torch.autocast(kind, dtype=torch.bfloat16, enabled=bf16):
             loss = model(input_ids=ids, labels=labels).loss
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
     def infer():
-        with torch.no_grad(), torch.autocast(kind, dtype=torch.bfloat16):
+        with torch.no_grad(), torch.autocast(kind, dtype=torch.bfloat16, enabled=bf16):
             model(input_ids=ids)
 
     model.train()
@@ -110,6 +111,7 @@ def one_setting(
     device: str = "cpu",
     source: str | None = None,
     texts: str = IMDB_UNSUP,
+    bf16: bool = True,
 ) -> dict:
     """One (model, length) measured in this process (its peak memory is this setting's alone)."""
     from transformers import AutoTokenizer
@@ -135,7 +137,7 @@ def one_setting(
     before = peak_rss_mib()
     if device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()
-    row = dict(model=form, length=length, batch=batch, **measure(model, ids, repeats, device))
+    row = dict(model=form, length=length, batch=batch, **measure(model, ids, repeats, device, bf16))
     row.update(peak_rss_mib=round(peak_rss_mib(), 1), rss_before_steps_mib=round(before, 1))
     if device.startswith("cuda"):
         row["peak_gpu_mib"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
@@ -165,6 +167,14 @@ def table(result: dict) -> str:
         memory = [f"{rows[(form, length)]['peak_rss_mib']:,.0f}" for form in FORMS]
         lines.append(f"| {length:,} | {teacher['batch']} | peak MiB (process) | {' | '.join(memory)} | |")
     return "\n".join(lines)
+
+
+def machine_tag(header: dict, device: str) -> str:
+    """"cuda", or "cpu<threads>t_<processor>" (e.g. cpu2t_amd-epyc) for a results file's name: the processor in the
+    name, since this workplace's CPU machines differ between sessions (an AMD EPYC with or without AVX-512, an Intel
+    Xeon with AMX), and a table is only comparable within one."""
+    processor = "-".join(re.sub(r"\(r\)|\(tm\)|processor|cpu", " ", header["cpu"].lower()).split()[:2])
+    return "cuda" if device.startswith("cuda") else f"cpu{torch.get_num_threads()}t_{processor}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -217,11 +227,7 @@ def main(argv: list[str] | None = None) -> int:
 
     header = machine_header("bfloat16 autocast", args.device)
     result = dict(machine=header, batch_tokens=args.batch_tokens, rows=rows, student_over_teacher=ratios)
-    # the processor in the name: this workplace's CPU machines differ between sessions (an AMD EPYC, an Intel Xeon
-    # with AMX), and a table is only comparable within one
-    processor = "-".join(re.sub(r"\(r\)|\(tm\)|processor|cpu", " ", header["cpu"].lower()).split()[:2])
-    kind = "cuda" if args.device.startswith("cuda") else f"cpu{torch.get_num_threads()}t_{processor}"
-    name = f"speed_{kind}_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
+    name = f"speed_{machine_tag(header, args.device)}_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / name).write_text(json.dumps(result, indent=1))
     for r in ratios:

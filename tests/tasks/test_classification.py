@@ -455,14 +455,15 @@ def test_head_and_tail_truncation_keeps_both_ends_with_the_tokenizers_special_to
     assert main([*evaluate, "--output", str(scored)]) == 0 and json.loads(scored.read_text())["examples"] == 8
 
 
-def test_evaluate_predict_and_explain_read_as_many_tokens_as_the_run_did(tmp_path, capsys):
+def test_evaluate_predict_and_explain_read_as_many_tokens_as_the_run_did(tmp_path, capsys, monkeypatch):
     """A folder's model may have more positions than its run read (an --init-from encoder's 8,192; here the 8 a run
     of --max-length 4 gets): evaluate and predict cut texts at the run's --max-length, and under bf16 autocast where
     the run scored so (--bf16), so the folder scores its test split exactly as the run did."""
     from fastformer.tasks.classification.classifier import Classifier
 
     out = tmp_path / "run"
-    # --bf16: scored under autocast, by the run and again by the folder
+    # --bf16: scored under autocast, by the run and again by the folder (on any CPU: engine/precision.py)
+    monkeypatch.setenv("FASTFORMER_CPU_BF16", "1")
     args = ["train", "--train", str(SST / "sst_train.txt"), "--test", str(SST / "sst_dev.txt"), "--subset", "first",
             "--max-train-examples", "48", "--max-eval-examples", "16", "--epochs", "1", *TINY, "--max-length", "4",
             "--bf16", "--output-dir", str(out)]  # fmt: skip

@@ -394,6 +394,7 @@ def test_bf16_trains_under_autocast_with_float32_weights(mind, tmp_path, monkeyp
         return forward(self, *args, **kwargs)
 
     monkeypatch.setattr(FastformerForNewsRecommendation, "forward", recorded)
+    monkeypatch.setenv("FASTFORMER_CPU_BF16", "1")  # on any CPU (one without bf16 kernels runs float32 instead)
     out = tmp_path / "news"
     args = ["train", "news", "--train", str(mind / "valid"), "--test", str(mind / "test"), "--epochs", "1",
             "--max-train-impressions", "40", "--max-eval-impressions", "40", "--bf16", *TINY]  # fmt: skip

@@ -312,7 +312,9 @@ class DecontaminatedCorpusSettings(CorpusSettings):
     validation_fraction: float = redefault(CorpusSettings, "validation_fraction", 0.01)
     block_size: int = setting(256, "tokens per sequence: a longer text is cut into several", minimum=8)
     min_block_tokens: int = setting(16, "drop a text's last piece when it is shorter than this", minimum=1)
-    bf16: bool = setting(False, "bfloat16 autocast on CPU (on a GPU with bfloat16 it is always on)")
+    bf16: bool = setting(
+        False, "bfloat16 autocast on a CPU with bfloat16 kernels, else float32 (on a GPU with bfloat16 it is always on)"
+    )
     epochs: float = redefault(RunConfig, "epochs", 1.0)
     max_steps: int = setting(-1, "optimisation steps (> 0 overrides --epochs)", minimum=-1)
     batch_size: int = redefault(RunConfig, "batch_size", 32)

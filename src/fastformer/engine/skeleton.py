@@ -417,6 +417,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             saved = any(checkpoint_step(p) == stop.stopped_at for p in folder.checkpoints())
             raise TrainingStopped(stop.stopped_at, trainer.state.max_steps, saved)
         run = dict(seconds=time.perf_counter() - start, earlier_seconds=earlier_seconds, resumed_from=resume_from)
+        run["bf16_autocast"] = bool(trainer.args.bf16)  # what ran (--bf16 asks; engine/precision.py decides on CPU)
         metrics = dict(
             architecture=getattr(cfg, "architecture", None),  # (a task with one model has no --architecture)
             train=training_report(cfg, prepared, trainer.state, result, **run),
@@ -498,7 +499,14 @@ def build_trainer(
 
 
 def training_report(
-    cfg, prepared: Prepared, state, result, seconds: float, earlier_seconds: float | None, resumed_from
+    cfg,
+    prepared: Prepared,
+    state,
+    result,
+    seconds: float,
+    earlier_seconds: float | None,
+    resumed_from,
+    bf16_autocast: bool = False,
 ) -> dict[str, Any]:
     """metrics.json "train": what ran, how long, how fast, the whole run's loss, the kept checkpoint."""
     first_step = checkpoint_step(resumed_from) if resumed_from else 0
@@ -515,6 +523,7 @@ def training_report(
         epochs=round(float(state.epoch or 0.0), 4),  # what ran (--max-steps may stop before --epochs)
         epochs_requested=cfg.epochs,
         steps=state.global_step,
+        bf16_autocast=bf16_autocast,
         seconds=round(seconds, 2),  # this process
         # the whole run: with the processes before a resume (None when a resumed checkpoint did not record them)
         run_seconds=round(earlier_seconds + seconds, 2) if earlier_seconds is not None else None,

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from fastformer.data.tokenizer import TRUNCATIONS, encode_texts, head_length, special_tokens_around
+from fastformer.engine.precision import cpu_bf16_autocast
 from fastformer.interpret.explanation import Explanation, View
 from fastformer.interpret.words import TokenizedText, split_words
 from fastformer.layers.attention import AdditiveAttention
@@ -304,7 +305,8 @@ def explain(
     if not tokenized.input_ids:
         raise ValueError("the text has no tokens to explain (it is empty or only spaces)")
     text = tokenized.text  # a long text is cut past what the model reads (same input tokens)
-    scoring = torch.autocast("cpu", dtype=torch.bfloat16, enabled=bool(bf16) and scorer.device.type == "cpu")
+    on_cpu = scorer.device.type == "cpu"  # (where the CPU multiplies bfloat16: engine/precision.py)
+    scoring = torch.autocast("cpu", dtype=torch.bfloat16, enabled=on_cpu and cpu_bf16_autocast(bool(bf16)))
     with torch.no_grad(), scoring:
         prediction, weights, pooling = scorer.predict(torch.tensor([tokenized.input_ids], device=scorer.device))
     layers = _to_numpy(weights)

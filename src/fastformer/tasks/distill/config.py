@@ -49,7 +49,8 @@ class DistillationConfig(DecontaminatedCorpusSettings):
         DecontaminatedCorpusSettings,
         "bf16",
         False,
-        help="bfloat16 autocast on CPU for teacher and student (on a GPU with bfloat16: always)",
+        help="bfloat16 autocast on CPU for teacher and student, where the CPU has bfloat16 kernels (on a GPU with "
+        "bfloat16: always)",
     )
     learning_rate: float = redefault(RunConfig, "learning_rate", 1e-4)
     output_dir: str = redefault(RunConfig, "output_dir", "runs/distill")

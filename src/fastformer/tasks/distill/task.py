@@ -108,9 +108,11 @@ class DistillationTask(Task):
         )
 
     def evaluate_splits(self, cfg: DistillationConfig, model, tokenizer, data, prepared: Prepared, out: Path):
+        from fastformer.engine.precision import cpu_bf16_autocast
         from fastformer.tasks.distill.distillation import held_out_scores
 
-        use_bf16 = bool(cfg.bf16)
+        on_cpu = next(model.parameters()).device.type == "cpu"
+        use_bf16 = cpu_bf16_autocast(bool(cfg.bf16)) if on_cpu else bool(cfg.bf16)  # as the Trainer chose
         scores = held_out_scores(
             model, data["teacher"], prepared.eval_dataset, prepared.state["collator"], data["scales"],
             cfg.batch_size, use_bf16,
