@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed import IMDB_UNSUP, machine_tag, one_setting  # noqa: E402
+from speed import IMDB_UNSUP, one_setting, result_name  # noqa: E402
 
 
 def linear_seconds(bf16: bool, repeats: int) -> float:
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         ratios[form] = {key: round(bf16[key] / f32[key], 3) for key in ("train_tokens_per_s", "inference_tokens_per_s")}
     result = dict(machine=header, length=args.length, rows=rows, linear_ms=linear, bf16_over_float32=ratios)
-    name = f"cpu_bf16_{machine_tag(header, 'cpu')}_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
+    name = result_name("cpu_bf16", header, "cpu")
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / name).write_text(json.dumps(result, indent=1))
     print(f"bf16 kernels: {header['bf16_kernels']}; one Linear forward + backward {linear['float32']} ms float32, "

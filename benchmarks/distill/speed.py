@@ -7,6 +7,7 @@ positions extended to the longest length.
     python benchmarks/distill/speed.py --table benchmarks/distill/results/speed_cpu2t_intel-xeon_torch2_13_0.json
         (the RESULTS table of a results file)
     python benchmarks/distill/speed.py --device cuda --model .gpu/minilm --texts corpus.jsonl   (a lent GPU)
+    OMP_NUM_THREADS=2 python benchmarks/distill/speed.py --float32   (a CPU without bfloat16 kernels: cpu_bf16.py)
 
 Per layer the teacher costs 24 N d^2 + 4 N^2 d multiply-adds and the student 24 N d^2 (+ O(N d)), so the student
 can be at most 1 + N / (6 d) times faster (d = 384: 1.22x at 512, 1.89x at 2,048, 4.56x at 8,192); printed beside
@@ -169,12 +170,13 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def machine_tag(header: dict, device: str) -> str:
-    """"cuda", or "cpu<threads>t_<processor>" (e.g. cpu2t_amd-epyc) for a results file's name: the processor in the
-    name, since this workplace's CPU machines differ between sessions (an AMD EPYC with or without AVX-512, an Intel
-    Xeon with AMX), and a table is only comparable within one."""
+def result_name(prefix: str, header: dict, device: str) -> str:
+    """PREFIX_cuda_torchV.json, or PREFIX_cpu<threads>t_<processor>_torchV.json (speed_cpu2t_amd-epyc_torch2_13_0.json):
+    the processor in the name, since this workplace's CPU machines differ between sessions (an AMD EPYC with or
+    without AVX-512, an Intel Xeon with AMX), and a table is only comparable within one."""
     processor = "-".join(re.sub(r"\(r\)|\(tm\)|processor|cpu", " ", header["cpu"].lower()).split()[:2])
-    return "cuda" if device.startswith("cuda") else f"cpu{torch.get_num_threads()}t_{processor}"
+    machine = "cuda" if device.startswith("cuda") else f"cpu{torch.get_num_threads()}t_{processor}"
+    return f"{prefix}_{machine}_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", help="the BERT folder or .zip (default: the package's model.zip)")
     parser.add_argument("--texts", default=IMDB_UNSUP, help="JSON Lines of {'text'} (.gz / .xz too)")
     parser.add_argument("--table", metavar="RESULT_JSON", help="print the table of a results file and exit")
+    parser.add_argument(
+        "--float32", action="store_true", help="no bf16 autocast (a CPU without bfloat16 kernels: cpu_bf16.py)"
+    )
     parser.add_argument("--one", nargs=2, metavar=("FORM", "LENGTH"), help=argparse.SUPPRESS)  # a child process
     args = parser.parse_args(argv)
     if args.table:
@@ -194,7 +199,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.one:
         row = one_setting(
-            args.one[0], int(args.one[1]), args.batch_tokens, args.repeats, args.device, args.model, args.texts
+            args.one[0],
+            int(args.one[1]),
+            args.batch_tokens,
+            args.repeats,
+            args.device,
+            args.model,
+            args.texts,
+            bf16=not args.float32,
         )
         print(json.dumps(row))
         return 0
@@ -205,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         for length in args.lengths:
             child = [sys.executable, __file__, "--one", form, str(length), "--batch-tokens", str(args.batch_tokens),
                      "--repeats", str(args.repeats), "--device", args.device, "--texts", args.texts,
+                     *(["--float32"] if args.float32 else []),
                      *(["--model", args.model] if args.model else [])]  # fmt: skip
             done = subprocess.run(child, capture_output=True, text=True, check=True)
             rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -225,9 +238,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     from fastformer.benchmark.runner import machine_header
 
-    header = machine_header("bfloat16 autocast", args.device)
+    header = machine_header("float32" if args.float32 else "bfloat16 autocast", args.device)
     result = dict(machine=header, batch_tokens=args.batch_tokens, rows=rows, student_over_teacher=ratios)
-    name = f"speed_{machine_tag(header, args.device)}_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
+    name = result_name("speed_float32" if args.float32 else "speed", header, args.device)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / name).write_text(json.dumps(result, indent=1))
     for r in ratios:

@@ -1,13 +1,14 @@
 """Whether bfloat16 autocast pays on this CPU.
 
 `--bf16` (and the shipped student's fine_tuning.json, which asks for it) autocasts a run's matrix products to bfloat16
-on the CPU: 1.4-1.8x faster than float32 where the CPU multiplies bfloat16 in hardware (AVX-512 with its BF16
-extension, or AMX: oneDNN's kernels). Where it cannot (AVX2 only, as some AMD EPYC machines here), torch's bf16 matrix
-product falls back to a scalar loop on one thread: a MiniLM-size fine-tuning step of 8 x 512 tokens ran at 58 real
-tokens/s against 1,590 in float32 (27x slower; `python benchmarks/distill/cpu_bf16.py`). There a run asked for bf16
-trains and scores in float32 instead, and says so once; `FASTFORMER_CPU_BF16=1` forces bf16 (to study its numerics),
-`=0` refuses it on any CPU. What the run asked stays in run_config.json (a resume on another machine continues it);
-what it used is metrics.json's `train.bf16_autocast`.
+on the CPU: where oneDNN has bfloat16 kernels for the CPU (AVX-512 or AMX), faster than float32 (1.8x for a converted
+MiniLM distilling on one core with AVX512-BF16). Where it has none (AVX2 only, as some AMD EPYC machines here), torch's
+bf16 matrix product falls back to a scalar loop on one thread: the shipped student's fine-tuning step of 8 x 512
+tokens ran at 58.7 tokens/s against 1,334 in float32 (22.7x slower, the teacher's 20.4x; 2 threads of an AMD EPYC,
+`python benchmarks/distill/cpu_bf16.py`). There a run asked for bf16 trains and scores in float32 instead, and says so
+once; `FASTFORMER_CPU_BF16=1` forces bf16 (to study its numerics), `=0` refuses it on any CPU. What the run asked
+stays in run_config.json (a resume on another machine continues it); what it used is metrics.json's
+`train.bf16_autocast`.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def cpu_bf16_autocast(asked: bool) -> bool:
         _said.append(True)
         print(
             f"--bf16: float32 instead of bfloat16 autocast: this CPU has no bfloat16 matrix kernels (no AVX-512 or "
-            f"AMX), where bf16 runs a fine-tuning step ~27x slower than float32 ({FORCE}=1 forces it)",
+            f"AMX), where bf16 runs a fine-tuning step ~20x slower than float32 ({FORCE}=1 forces it)",
             file=sys.stderr,
         )
     return False
