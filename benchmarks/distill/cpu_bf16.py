@@ -1,4 +1,4 @@
-"""bfloat16 autocast against float32 on this CPU: the measurement behind `--bf16`'s fallback (engine/precision.py).
+"""bfloat16 autocast against float32 on this CPU: the measurement behind `--bf16`'s fallback (precision.py).
 
 Where the CPU has bfloat16 matrix kernels (AVX-512 or AMX: oneDNN's), bf16 autocast makes a fine-tuning step faster;
 where it has none (AVX2 only), torch's bf16 matrix product falls back to a scalar loop on one thread. Measured here:
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="benchmarks/distill/results")
     args = parser.parse_args(argv)
     from fastformer.benchmark.runner import machine_header
-    from fastformer.engine.precision import cpu_multiplies_bf16
+    from fastformer.precision import cpu_multiplies_bf16
 
     header = machine_header("float32 and bfloat16 autocast", "cpu")
     header["bf16_kernels"] = cpu_multiplies_bf16()

@@ -11,6 +11,7 @@ from torch.nn import functional as F
 from fastformer.layers.attention import FastformerAttention
 from fastformer.layers.short_convolution import ShortConvolution, depthwise_over_tokens, short_convolution_reference
 from fastformer.models.fastformer import FastformerConfig, FastformerForSequenceClassification, FastformerModel
+from fastformer.precision import cpu_multiplies_bf16
 from tests.helpers import right_padding_mask
 
 
@@ -42,8 +43,10 @@ def test_short_convolution_equals_the_loop_reference_and_is_identity_at_init():
 )
 def test_the_channels_last_convolution_equals_conv1d_forward_and_backward(dtype, shape, padding):
     """`depthwise_over_tokens` (conv2d on the tokens-major tensor as it lies) against the obvious conv1d on its
-    (B, C, N) transpose: values and gradients (input and weight) to the bit in bfloat16 (what autocast trains in),
-    to rounding in float32 and float64 (another summation order); float64 gradcheck too."""
+    (B, C, N) transpose: values and gradients (input and weight) to the bit in bfloat16 (what autocast trains in) on a
+    CPU with bfloat16 kernels, to rounding in float32 and float64 (another summation order); float64 gradcheck too.
+    On a CPU without them (AVX2 only) conv1d's input gradient rounds differently (by up to one bfloat16 step of its
+    largest value, 0.0625 at 9.3): there bfloat16 is compared within that step."""
     generator = torch.Generator().manual_seed(sum(shape) + padding)
     x = torch.randn(*shape, generator=generator).to(dtype).requires_grad_()
     weight = torch.randn(shape[-1], 1, 3, generator=generator).to(dtype).requires_grad_()
@@ -53,8 +56,10 @@ def test_the_channels_last_convolution_equals_conv1d_forward_and_backward(dtype,
     ours_grads = torch.autograd.grad(ours, (x, weight), upstream)
     obvious_grads = torch.autograd.grad(obvious, (x, weight), upstream)
     for a, b in zip((ours, *ours_grads), (obvious, *obvious_grads), strict=True):
-        if dtype == torch.bfloat16:
+        if dtype == torch.bfloat16 and cpu_multiplies_bf16():
             assert torch.equal(a, b)
+        elif dtype == torch.bfloat16:  # within one bfloat16 step of the largest value (sums of 3 rounded otherwise)
+            torch.testing.assert_close(a, b, rtol=0, atol=2**-7 * b.abs().max().item())
         else:
             torch.testing.assert_close(a, b)
     if dtype == torch.float64:  # on a few channels: gradcheck's cost grows with the inputs' size

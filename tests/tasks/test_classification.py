@@ -462,7 +462,7 @@ def test_evaluate_predict_and_explain_read_as_many_tokens_as_the_run_did(tmp_pat
     from fastformer.tasks.classification.classifier import Classifier
 
     out = tmp_path / "run"
-    # --bf16: scored under autocast, by the run and again by the folder (on any CPU: engine/precision.py)
+    # --bf16: scored under autocast, by the run and again by the folder (on any CPU: precision.py)
     monkeypatch.setenv("FASTFORMER_CPU_BF16", "1")
     args = ["train", "--train", str(SST / "sst_train.txt"), "--test", str(SST / "sst_dev.txt"), "--subset", "first",
             "--max-train-examples", "48", "--max-eval-examples", "16", "--epochs", "1", *TINY, "--max-length", "4",

@@ -417,7 +417,7 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
             saved = any(checkpoint_step(p) == stop.stopped_at for p in folder.checkpoints())
             raise TrainingStopped(stop.stopped_at, trainer.state.max_steps, saved)
         run = dict(seconds=time.perf_counter() - start, earlier_seconds=earlier_seconds, resumed_from=resume_from)
-        run["bf16_autocast"] = bool(trainer.args.bf16)  # what ran (--bf16 asks; engine/precision.py decides on CPU)
+        run["bf16_autocast"] = bool(trainer.args.bf16)  # what ran (--bf16 asks; precision.py decides on CPU)
         metrics = dict(
             architecture=getattr(cfg, "architecture", None),  # (a task with one model has no --architecture)
             train=training_report(cfg, prepared, trainer.state, result, **run),

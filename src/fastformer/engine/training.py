@@ -19,10 +19,10 @@ def training_arguments(cfg: Any, **task_fields):
     import torch
     from transformers import TrainingArguments
 
-    from fastformer.engine.precision import cpu_bf16_autocast
+    from fastformer.precision import cpu_bf16_autocast
 
     # bf16 autocast where the GPU has it; on CPU where the task asks for it (`bf16` setting) and the CPU multiplies
-    # bfloat16 (engine/precision.py: elsewhere ~20x slower than float32)
+    # bfloat16 (precision.py: elsewhere ~20x slower than float32)
     asked = bool(getattr(cfg, "bf16", False))
     if torch.cuda.is_available():
         use_bf16 = torch.cuda.is_bf16_supported() or asked

@@ -23,11 +23,11 @@ import numpy as np
 import torch
 
 from fastformer.data.tokenizer import TRUNCATIONS, encode_texts, head_length, special_tokens_around
-from fastformer.engine.precision import cpu_bf16_autocast
 from fastformer.interpret.explanation import Explanation, View
 from fastformer.interpret.words import TokenizedText, split_words
 from fastformer.layers.attention import AdditiveAttention
 from fastformer.layers.layer import FastformerLayer
+from fastformer.precision import cpu_bf16_autocast
 
 
 def scorer_for(model) -> type[Scorer]:
@@ -305,7 +305,7 @@ def explain(
     if not tokenized.input_ids:
         raise ValueError("the text has no tokens to explain (it is empty or only spaces)")
     text = tokenized.text  # a long text is cut past what the model reads (same input tokens)
-    on_cpu = scorer.device.type == "cpu"  # (where the CPU multiplies bfloat16: engine/precision.py)
+    on_cpu = scorer.device.type == "cpu"  # (where the CPU multiplies bfloat16: precision.py)
     scoring = torch.autocast("cpu", dtype=torch.bfloat16, enabled=on_cpu and cpu_bf16_autocast(bool(bf16)))
     with torch.no_grad(), scoring:
         prediction, weights, pooling = scorer.predict(torch.tensor([tokenized.input_ids], device=scorer.device))

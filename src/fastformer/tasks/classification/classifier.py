@@ -13,9 +13,9 @@ import torch
 
 from fastformer.data.text_classification import Example, LabelMap
 from fastformer.data.tokenizer import encode_texts
-from fastformer.engine.precision import cpu_bf16_autocast
 from fastformer.engine.skeleton import release_freed_memory
 from fastformer.metrics.classification import classification_metrics, label_record, prediction_row
+from fastformer.precision import cpu_bf16_autocast
 
 
 def shorten_rows(
@@ -122,7 +122,7 @@ def load_model(model_dir: str | Path):
 
 def bf16_scoring(bf16: bool):
     """The context a run scores its splits in: bf16 autocast on CPU with `--bf16` (on a GPU the Trainer chooses),
-    else none; a folder is scored in its run's, where this CPU multiplies bfloat16 (engine/precision.py)."""
+    else none; a folder is scored in its run's, where this CPU multiplies bfloat16 (precision.py)."""
     enabled = not torch.cuda.is_available() and cpu_bf16_autocast(bool(bf16))
     return torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled)
 

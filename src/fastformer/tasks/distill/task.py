@@ -108,7 +108,7 @@ class DistillationTask(Task):
         )
 
     def evaluate_splits(self, cfg: DistillationConfig, model, tokenizer, data, prepared: Prepared, out: Path):
-        from fastformer.engine.precision import cpu_bf16_autocast
+        from fastformer.precision import cpu_bf16_autocast
         from fastformer.tasks.distill.distillation import held_out_scores
 
         on_cpu = next(model.parameters()).device.type == "cpu"

@@ -1,13 +1,13 @@
 """`--bf16` on a CPU: bfloat16 autocast where the CPU multiplies bfloat16, float32 (said once) where it cannot
-(engine/precision.py); FASTFORMER_CPU_BF16 forces either way."""
+(precision.py); FASTFORMER_CPU_BF16 forces either way."""
 
 import json
 
 import pytest
 import torch
 
+from fastformer import precision
 from fastformer.cli.main import main
-from fastformer.engine import precision
 from tests.helpers import SHARED
 
 SST = SHARED / "data" / "sst5"
