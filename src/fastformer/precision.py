@@ -49,8 +49,8 @@ def cpu_bf16_autocast(asked: bool) -> bool:
     if not _said:
         _said.append(True)
         print(
-            f"--bf16: float32 instead of bfloat16 autocast: this CPU has no bfloat16 matrix kernels (no AVX-512 or "
-            f"AMX), where bf16 runs a fine-tuning step ~20x slower than float32 ({FORCE}=1 forces it)",
+            f"--bf16: float32 instead of bfloat16 autocast: this CPU has no bfloat16 matrix kernels (on x86: no "
+            f"AVX-512 or AMX), where bf16 runs a fine-tuning step ~20x slower than float32 ({FORCE}=1 forces it)",
             file=sys.stderr,
         )
     return False
