@@ -112,7 +112,9 @@ class DistillationTask(Task):
         from fastformer.tasks.distill.distillation import held_out_scores
 
         on_cpu = next(model.parameters()).device.type == "cpu"
-        use_bf16 = cpu_bf16_autocast(bool(cfg.bf16)) if on_cpu else bool(cfg.bf16)  # as the Trainer chose
+        # on a CPU as the Trainer chose (training_arguments); on a GPU as asked, as before (the Trainer's own bf16
+        # there is on wherever the GPU has it, --bf16 or not)
+        use_bf16 = cpu_bf16_autocast(bool(cfg.bf16)) if on_cpu else bool(cfg.bf16)
         scores = held_out_scores(
             model, data["teacher"], prepared.eval_dataset, prepared.state["collator"], data["scales"],
             cfg.batch_size, use_bf16,
