@@ -1,4 +1,5 @@
-# Sourced by the sweep scripts: `sweep` reads "<name> <fastformer train arguments>" lines on stdin and runs them, JOBS
+# Sourced by the sweep scripts: `sweep` reads "<name> <fastformer train arguments>" lines on stdin and runs those whose
+# name matches ONLY (all where it is unset; ONLY='NAME|NAME' just those), JOBS
 # side by side with THREADS threads each, into $OUT/<name> (log: $OUT/<name>.log, appended to, so a resumed run keeps
 # its earlier part and a second campaign refused by a running run's lock leaves its log whole; --resume: a killed run
 # continues);
@@ -21,17 +22,20 @@ run_one() {
     echo "failed: $name (see $OUT/$name.log)"
   fi
 }
+only_listed() {  # the lines on stdin whose run name matches ONLY (an extended regular expression; every line unset)
+  grep -E "^(${ONLY:-.*}) "
+}
 sweep() {
-  if [ "${DRY_RUN:-0}" = 1 ]; then cat; return 0; fi
+  if [ "${DRY_RUN:-0}" = 1 ]; then only_listed; return; fi
   export -f run_one; export OUT RESULTS THREADS
-  xargs -r -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
+  only_listed | xargs -r -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
 }
 sweep_relisting() {  # LISTER
-  if [ "${DRY_RUN:-0}" = 1 ] || [ "$JOBS" != 1 ]; then "$1" | grep -E "^(${ONLY:-.*}) " | sweep; return 0; fi
+  if [ "${DRY_RUN:-0}" = 1 ] || [ "$JOBS" != 1 ]; then "$1" | sweep; return 0; fi
   export -f run_one; export OUT RESULTS THREADS
   local tried=" " line
   while true; do  # the first listed run with no results file that has not failed once in this campaign
-    line=$("$1" | grep -E "^(${ONLY:-.*}) " | while read -r name rest; do
+    line=$("$1" | only_listed | while read -r name rest; do
       if [ ! -f "$RESULTS/$name.json" ] && [[ "$tried" != *" $name "* ]]; then echo "$name $rest"; break; fi
     done)
     [ -n "$line" ] || return 0

@@ -58,4 +58,4 @@ jobs() {
     done
   done
 }
-jobs | grep -E "^(${ONLY:-.*}) " | sweep  # ONLY: the runs whose names match, as the other sweeps
+jobs | sweep  # ONLY: the runs whose names match, as the other sweeps

@@ -38,4 +38,4 @@ jobs() {
     done
   done
 }
-jobs | grep -E "^(${ONLY:-.*}) " | sweep
+jobs | sweep

@@ -61,4 +61,4 @@ jobs() {
   done
 }
 source "$(dirname "$0")/../run_sweep.sh"
-jobs | grep -E "^(${ONLY:-.*}) " | sweep
+jobs | sweep

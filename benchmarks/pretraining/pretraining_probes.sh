@@ -46,4 +46,4 @@ jobs() {
   done
 }
 source "$(dirname "$0")/../run_sweep.sh"
-jobs "$@" | grep -E "^(${ONLY:-.*}) " | sweep
+jobs "$@" | sweep

@@ -28,4 +28,4 @@ jobs() {
   done
 }
 source "$(dirname "$0")/../run_sweep.sh"
-jobs | grep -E "^(${ONLY:-.*}) " | sweep
+jobs | sweep
