@@ -54,7 +54,8 @@ def load(root: Path) -> dict[tuple[str, str], list[dict]]:
 
 def cells(rows: list[dict]) -> str:
     train = [r["train"] for r in rows]
-    tokens = [t["tokens_per_s"] for t in train if "tokens_per_s" in t]  # TF-IDF runs have no tokens/s, no parameters
+    # TF-IDF runs have no tokens/s (nor parameters), nor has a run resumed from its last step (it trained no step)
+    tokens = [t["tokens_per_s"] for t in train if t.get("tokens_per_s")]
     parameters = f"{rows[0]['parameters']:,}" if "parameters" in rows[0] else ""
     seconds = mean_std([t.get("train_runtime", t["seconds"]) for t in train], 0, 1)
     accuracy = mean_std([r["test"]["accuracy"] for r in rows])

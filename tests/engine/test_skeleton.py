@@ -263,8 +263,14 @@ def test_planted_files_survive_train_overwrite_resume_and_evaluate(tmp_path):
     _intact(planted)
     first = json.loads((out / "run_complete.json").read_text())
     assert "notes.txt" not in first["files"] and "model.safetensors" in first["files"]
+    trained = json.loads((out / "metrics.json").read_text())
     assert main(["train", *sst, *TINY, "--output-dir", str(out), "--resume"]) == 0
     _intact(planted)
+    # resumed from its last step, a complete run trains no step: the same model and scores, and no made-up speed
+    resumed = json.loads((out / "metrics.json").read_text())
+    assert resumed["train"]["resumed_from"] and resumed["train"]["steps"] == trained["train"]["steps"]
+    assert resumed["validation"] == trained["validation"]
+    assert trained["train"]["tokens_per_s"] > 0 and resumed["train"]["tokens_per_s"] is None
     assert main(["train", *sst, *TINY, "--output-dir", str(out), "--overwrite", "--seed", "7"]) == 0
     _intact(planted)
     assert main(["evaluate", str(out), "--data", str(SST / "sst_dev.txt"), "--max-examples", "20"]) == 0

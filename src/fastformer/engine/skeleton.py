@@ -518,6 +518,10 @@ def training_report(
     # whole epoch when --max-steps stops a run inside one, and would count tokens never seen)
     epochs_here = (state.global_step - first_step) * float(state.epoch or 0.0) / max(state.global_step, 1)
     tokens = prepared.tokens_per_epoch
+    # real (not padding) tokens per second of training in this process, evaluations excluded; None where it trained no
+    # step (resumed from the run's last checkpoint, it only evaluates): not a rate of 0
+    trained_here = tokens and epochs_here > 0 and train_seconds > 0
+    tokens_per_s = round(tokens * epochs_here / train_seconds, 1) if trained_here else None
     return dict(
         **prepared.train_counts,
         epochs=round(float(state.epoch or 0.0), 4),  # what ran (--max-steps may stop before --epochs)
@@ -529,8 +533,7 @@ def training_report(
         run_seconds=round(earlier_seconds + seconds, 2) if earlier_seconds is not None else None,
         train_runtime=result.metrics.get("train_runtime"),
         evaluation_seconds=round(eval_seconds, 2),
-        # real (not padding) tokens per second of training in this process, evaluations excluded
-        tokens_per_s=round(tokens * epochs_here / train_seconds, 1) if tokens and train_seconds > 0 else None,
+        tokens_per_s=tokens_per_s,
         final_loss=whole_run_loss(state.log_history, result.training_loss, first_step, state.global_step),
         resumed_from=str(resumed_from) if resumed_from else None,
         stopped_by_time_limit_at_step=time_limit_stop(state.log_history),
