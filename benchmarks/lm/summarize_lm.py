@@ -28,11 +28,13 @@ def training_table(run_root: Path) -> str:
     header = "| model | parameters | seeds | validation perplexity | validation loss | training tokens/s | training s |"
     lines = [header, "|---|---:|---:|---:|---:|---:|---:|"]
     for arch, rows in runs.items():
+        # a run resumed from its last step trained no step and records no tokens/s: the rate is the other runs'
+        speeds = [r["train"]["tokens_per_s"] for r in rows if r["train"].get("tokens_per_s")]
         lines.append(
             f"| {arch} | {rows[0]['parameters']:,} | {len(rows)} "
             f"| {mean_std([r['validation']['perplexity'] for r in rows])} "
             f"| {mean_std([r['validation']['loss'] for r in rows], 3)} "
-            f"| {mean_std([r['train']['tokens_per_s'] for r in rows], 0)} "
+            f"| {mean_std(speeds, 0) if speeds else ''} "
             f"| {mean_std([r['train']['train_runtime'] for r in rows], 0)} |"
         )
     return "\n".join(lines)
