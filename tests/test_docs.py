@@ -36,3 +36,16 @@ def test_the_architecture_page_names_every_task_and_links_each_task_file():
         - {(ROOT / "src/fastformer/tasks/registry.py").resolve()}
         - {p for p in task_files if p.name == "config.py"}
     ), sorted(str(p.relative_to(ROOT)) for p in task_files - named)
+
+
+def github_anchor(heading):
+    """The fragment GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_results_contents_links_every_section_in_order():
+    # RESULTS.md runs to thousands of lines: its contents list is how a reader finds a section, so it must not rot
+    page = (ROOT / "docs" / "RESULTS.md").read_text()
+    sections = re.findall(r"^## (.+)$", page, re.M)
+    contents = re.findall(r"^- \[(.+)\]\(#([^)]+)\)$", page.split("\n## ", 1)[0], re.M)
+    assert contents == [(section, github_anchor(section)) for section in sections]
