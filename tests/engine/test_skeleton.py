@@ -271,6 +271,7 @@ def test_planted_files_survive_train_overwrite_resume_and_evaluate(tmp_path):
     assert resumed["train"]["resumed_from"] and resumed["train"]["steps"] == trained["train"]["steps"]
     assert resumed["validation"] == trained["validation"]
     assert trained["train"]["tokens_per_s"] > 0 and resumed["train"]["tokens_per_s"] is None
+    assert trained["closing_evaluation_seconds"] > 0 and resumed["closing_evaluation_seconds"] > 0  # it scores anew
     assert main(["train", *sst, *TINY, "--output-dir", str(out), "--overwrite", "--seed", "7"]) == 0
     _intact(planted)
     assert main(["evaluate", str(out), "--data", str(SST / "sst_dev.txt"), "--max-examples", "20"]) == 0

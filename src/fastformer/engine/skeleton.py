@@ -433,7 +433,11 @@ def run_task(task: Task, cfg) -> dict[str, Any]:
         # a --bf16 run's forward is wrapped in autocast by accelerate: take it off, so the splits are scored as
         # `fastformer evaluate` scores the saved folder (a task that evaluates under bf16 says so itself)
         trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
+        scoring = time.perf_counter()
         metrics.update(task.evaluate_splits(cfg, trainer.model, tokenizer, data, prepared, out))
+        # the kept model scored on every split after training, prediction files included: on a large test split the
+        # run's last hour, which "train" (training and its evaluations) does not count
+        metrics["closing_evaluation_seconds"] = round(time.perf_counter() - scoring, 2)
         save_run(task, cfg, trainer, tokenizer, prepared, out)
         _finish(folder, out, cfg, metrics)
         return metrics
