@@ -10,7 +10,8 @@
 # for nearly all of IMDB): the paper's own argument for a linear-cost encoder. Once a seed's teacher has finished, the
 # student is also taught by it (`--teacher`, as the IMDB-2 protocol's task-distilled row; IMDB-8 with 5,000 of IMDB's
 # unlabelled reviews), at 512 and, on IMDB-8, at 1,024 tokens with head+tail truncation (the teacher reading each row
-# as head+tail makes it at 512: its first 128 tokens and its last 382).
+# as head+tail makes it at 512: its first 128 tokens and its last 382); IMDB-8's untaught student at 1,024 reads
+# head+tail too, so the two differ only in the teacher.
 # DISTILL_HIDDEN="1" adds Yelp-5 students taught the teacher's hidden states too (`--distill-hidden 1`: the
 # `-task-distilled-hidden1-` rows).
 # Usage: bash benchmarks/distill/sets.sh [GROUP ...]   (groups: yelp5 imdb8; default both; SEEDS="1"; JOBS=1)
@@ -62,7 +63,9 @@ jobs() {  # one line per run: <name> <fastformer train arguments>
         for seed in $SEEDS; do
           echo "imdb8-minilm-student512-seed$seed $data $recipe $student --max-length 512 --seed $seed"
           echo "imdb8-minilm-teacher512-seed$seed $data $recipe $teacher --max-length 512 --seed $seed"
-          echo "imdb8-minilm-student1024-seed$seed $data $recipe $student --max-length 1024 --seed $seed"
+          # head+tail as its taught twin below reads, so the pair measures what the teacher's distributions add
+          echo "imdb8-minilm-student1024-ht-seed$seed $data $recipe $student --max-length 1024 --truncation head+tail \
+ --seed $seed"
           by=$(taught "imdb8-minilm-teacher512-seed$seed")
           if [ -n "$by" ]; then
             echo "imdb8-minilm-student512-task-distilled-seed$seed $data $recipe $student --max-length 512 --seed $seed \
