@@ -4,7 +4,7 @@ form = the teacher; the Fastformer form = the student, and the student with loca
 positions extended to the longest length.
 
     OMP_NUM_THREADS=2 python benchmarks/distill/speed.py [--lengths 512 2048 8192] [--batch-tokens 16384]
-    python benchmarks/distill/speed.py --table benchmarks/distill/results/speed_cpu2t_intel-xeon_torch2_13_0.json
+    python benchmarks/distill/speed.py --table benchmarks/distill/results/speed_cpu2t_intel-xeon-amx_torch2_13_0.json
         (the RESULTS table of a results file)
     python benchmarks/distill/speed.py --device cuda --model .gpu/minilm --texts corpus.jsonl   (a lent GPU)
     OMP_NUM_THREADS=2 python benchmarks/distill/speed.py --float32   (a CPU without bfloat16 kernels: cpu_bf16.py)
@@ -171,11 +171,12 @@ def table(result: dict) -> str:
 
 
 def result_name(prefix: str, header: dict, device: str) -> str:
-    """PREFIX_cuda_torchV.json, or PREFIX_cpu<threads>t_<processor>_torchV.json (speed_cpu2t_amd-epyc_torch2_13_0.json):
-    the processor in the name, since this workplace's CPU machines differ between sessions (an AMD EPYC with or
-    without AVX-512, an Intel Xeon with AMX), and a table is only comparable within one."""
+    """PREFIX_cuda_torchV.json, or PREFIX_cpu<threads>t_<processor>-<isa>_torchV.json
+    (speed_cpu2t_amd-epyc-avx512bf16_torch2_13_0.json): the processor and its widest matrix instructions in the name,
+    since this workplace's CPU machines differ between sessions (an AMD EPYC with AVX2 only or with AVX-512 and BF16,
+    an Intel Xeon with AMX: the first two share a name) and a table is only comparable within one."""
     processor = "-".join(re.sub(r"\(r\)|\(tm\)|processor|cpu", " ", header["cpu"].lower()).split()[:2])
-    machine = "cuda" if device.startswith("cuda") else f"cpu{torch.get_num_threads()}t_{processor}"
+    machine = "cuda" if device.startswith("cuda") else f"cpu{torch.get_num_threads()}t_{processor}-{header['cpu_isa']}"
     return f"{prefix}_{machine}_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
 
 

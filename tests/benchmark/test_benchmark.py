@@ -79,11 +79,43 @@ def test_results_files_carry_a_machine_header(tmp_path):
     header = machine_header("float32", "cpu")
     json_path, csv_path = write_results(cells, header, {"note": "test"}, tmp_path / "r")
     payload = json.loads(json_path.read_text())
-    for key in ("cpu", "threads", "torch", "dtype", "git_commit", "date"):
+    for key in ("cpu", "cpu_isa", "threads", "torch", "dtype", "git_commit", "date"):
         assert key in payload["machine"]
     assert len(payload["cells"]) == 2
     lines = csv_path.read_text().splitlines()
     assert lines[0].startswith("# date") and lines[1].startswith("variant,mode,batch,n")
+
+
+@pytest.mark.parametrize(
+    "flags, isa",
+    [
+        ("fpu sse2 avx fma avx2", "avx2"),  # this workplace's AMD EPYC of some sessions
+        ("avx2 avx512f avx512bw avx512_bf16 avx512_vnni", "avx512bf16"),  # the same name in others
+        ("avx2 avx512f avx512bw", "avx512"),
+        ("avx2 avx512f avx512_bf16 amx_bf16 amx_tile", "amx"),  # an Intel Xeon with AMX
+    ],
+)
+def test_cpu_results_name_the_cpu_s_widest_matrix_instructions(monkeypatch, flags, isa):
+    """Two CPUs of one name, 20x apart in bf16, write two results files (benchmarks/distill/speed.py's names)."""
+    from fastformer.benchmark import runner
+    from tests.helpers import load_script
+
+    speed = load_script("distill/speed.py", "benchmark_distill_speed")
+    monkeypatch.setattr(runner, "_cpuinfo", lambda: ("AMD EPYC", set(flags.split())))
+    header = runner.machine_header("float32", "cpu")
+    assert header["cpu"] == "AMD EPYC" and header["cpu_isa"] == isa
+    version = torch.__version__.split("+")[0].replace(".", "_")
+    name = f"speed_cpu{torch.get_num_threads()}t_amd-epyc-{isa}_torch{version}.json"
+    assert speed.result_name("speed", header, "cpu") == name
+    assert speed.result_name("speed", header, "cuda") == f"speed_cuda_torch{version}.json"
+
+
+def test_a_cpu_without_cpuinfo_flags_is_named_by_torch_s_kernels(monkeypatch):
+    from fastformer.benchmark import runner
+
+    monkeypatch.setattr(runner, "_cpuinfo", lambda: (None, set()))  # an ARM Mac, a container without /proc
+    assert runner.cpu_isa() == torch.backends.cpu.get_cpu_capability().lower()
+    assert runner.machine_header("float32", "cpu")["cpu"]  # platform's name instead
 
 
 def test_targets_are_evaluated_from_cells():
