@@ -2,6 +2,7 @@
 (precision.py); FASTFORMER_CPU_BF16 forces either way."""
 
 import json
+import platform
 
 import pytest
 import torch
@@ -46,10 +47,41 @@ def test_the_environment_forces_either_way_and_a_bad_value_is_one_line(cpu_witho
         precision.cpu_bf16_autocast(True)
 
 
-def test_the_check_is_onednns_and_this_torch_has_it():
+def test_torch_has_the_onednn_check():
     """The check torch's CPU matmul dispatch follows (a bf16 product takes oneDNN's kernels only where it says yes);
-    were it gone from a later torch, every CPU would be taken to multiply bfloat16 (the behaviour before the check)."""
-    assert precision.cpu_multiplies_bf16() is bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    were it gone from a later torch, every CPU would be taken to have oneDNN's bf16 (the behaviour before the check)."""
+    assert precision.onednn_bf16() is bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+@pytest.mark.parametrize(
+    "onednn, machine, flags, cap, pays",
+    [
+        (True, "x86_64", "avx2 avx512f avx512bw avx512_bf16", None, True),  # AMD EPYC (Zen 4), Cooper Lake
+        (True, "x86_64", "avx2 avx512f avx512_bf16 amx_bf16 amx_tile", None, True),  # Sapphire Rapids
+        (True, "x86_64", "avx2 avx512f avx512bw avx512vl avx512dq avx512_vnni", None, False),  # Cascade/Ice Lake
+        (False, "x86_64", "avx avx2 fma", None, False),  # AVX2 only: torch loops in scalar
+        (True, "x86_64", "avx2 avx512f avx512_bf16", "AVX512_CORE", False),  # oneDNN capped under its BF16
+        (True, "x86_64", "avx2 avx512f avx512_bf16", "AVX512_CORE_BF16", True),
+        (True, "AMD64", "", None, True),  # Windows: no /proc/cpuinfo, oneDNN's check alone
+        (True, "aarch64", "fp asimd bf16", None, True),  # ARM: torch's check is the BF16 instructions
+        (False, "arm64", "", None, False),
+    ],
+)
+def test_bf16_pays_where_the_cpu_has_bfloat16_dot_products(onednn, machine, flags, cap, pays):
+    """Where torch sends bf16 products to oneDNN but the CPU lacks AVX512_BF16 and AMX, oneDNN emulates them: a Linear's
+    forward + backward 2.5x slower than float32 (measured with oneDNN capped at AVX512_CORE, docs/RESULTS.md)."""
+    assert precision.bf16_pays(onednn, machine, set(flags.split()), cap) is pays
+
+
+def test_this_machine_s_decision_reads_its_cpu_and_the_onednn_cap(monkeypatch):
+    expected = precision.bf16_pays(
+        precision.onednn_bf16(), platform.machine(), precision.cpuinfo()[1], precision.onednn_cap()
+    )
+    assert precision.cpu_multiplies_bf16.__wrapped__() is expected
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "avx2")
+    assert precision.onednn_cap() == "AVX2"
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        assert precision.cpu_multiplies_bf16.__wrapped__() is False
 
 
 def _train(out, *extra):

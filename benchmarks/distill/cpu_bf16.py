@@ -1,16 +1,18 @@
 """bfloat16 autocast against float32 on this CPU: the measurement behind `--bf16`'s fallback (precision.py).
 
-Where the CPU has bfloat16 matrix kernels (AVX-512 or AMX: oneDNN's), bf16 autocast makes a fine-tuning step faster;
-where it has none (AVX2 only), torch's bf16 matrix product falls back to a scalar loop on one thread. Measured here:
-the fine-tuning step and inference of `speed.py` (a classifier on all-MiniLM-L6-v2 converted both ways, real IMDB
-text) at one length, in float32 and under bf16 autocast, for the shipped student's form (local mixing 3) and the
-teacher; and one Linear 384 -> 1,536 over 4,096 tokens, forward + backward, the product every layer makes. The header
-says whether oneDNN has bfloat16 kernels here (`bf16_kernels`), which is what `fastformer` decides by.
+Where the CPU has bfloat16 dot products (AVX512_BF16 or AMX), bf16 autocast makes a fine-tuning step faster; where
+oneDNN emulates them (AVX-512 without BF16) or torch has no oneDNN bf16 path (AVX2 only: a scalar loop on one thread),
+slower. Measured here: the fine-tuning step and inference of `speed.py` (a classifier on all-MiniLM-L6-v2 converted both
+ways, real IMDB text) at one length, in float32 and under bf16 autocast, for the shipped student's form (local mixing
+3) and the teacher; and one Linear 384 -> 1,536 over 4,096 tokens, forward + backward, the product every layer makes.
+The header says what `fastformer` decides here (`bf16_autocast_chosen`, precision.py), whether torch sends bf16
+products to oneDNN (`onednn_bf16`) and any oneDNN cap: `ONEDNN_MAX_CPU_ISA=AVX512_CORE` measures, on a CPU with
+AVX512_BF16, the arithmetic of one without (a Skylake, Cascade Lake or Ice Lake Xeon).
 
     OMP_NUM_THREADS=2 python benchmarks/distill/cpu_bf16.py [--length 512] [--rows 8] [--repeats 2]
 
-Writes benchmarks/distill/results/cpu_bf16_<cpu threads and processor>_torch<version>.json. Run it alone on the
-machine: on an AVX2 CPU the bf16 settings take minutes (a step at ~60 tokens/s).
+Writes benchmarks/distill/results/cpu_bf16_<cpu threads, processor, instructions>_torch<version>.json. Run it alone
+on the machine: on an AVX2 CPU the bf16 settings take minutes (a step at ~60 tokens/s).
 """
 
 from __future__ import annotations
@@ -51,10 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="benchmarks/distill/results")
     args = parser.parse_args(argv)
     from fastformer.benchmark.runner import machine_header
-    from fastformer.precision import cpu_multiplies_bf16
+    from fastformer.precision import cpu_multiplies_bf16, onednn_bf16
 
     header = machine_header("float32 and bfloat16 autocast", "cpu")
-    header["bf16_kernels"] = cpu_multiplies_bf16()
+    header["bf16_autocast_chosen"] = cpu_multiplies_bf16()  # (files before 2026-12-08: `bf16_kernels`, oneDNN's check)
+    header["onednn_bf16"] = onednn_bf16()
     rows = []
     for form in args.forms:
         for bf16 in (False, True):
@@ -75,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     name = result_name("cpu_bf16", header, "cpu")
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / name).write_text(json.dumps(result, indent=1))
-    print(f"bf16 kernels: {header['bf16_kernels']}; one Linear forward + backward {linear['float32']} ms float32, "
-          f"{linear['bf16 autocast']} ms bf16 autocast")  # fmt: skip
+    print(f"bf16 autocast chosen: {header['bf16_autocast_chosen']}; one Linear forward + backward "
+          f"{linear['float32']} ms float32, {linear['bf16 autocast']} ms bf16 autocast")  # fmt: skip
     for form, ratio in ratios.items():
         print(f"{form}: bf16 autocast over float32, train {ratio['train_tokens_per_s']}x, "
               f"inference {ratio['inference_tokens_per_s']}x")  # fmt: skip

@@ -176,7 +176,9 @@ def result_name(prefix: str, header: dict, device: str) -> str:
     since this workplace's CPU machines differ between sessions (an AMD EPYC with AVX2 only or with AVX-512 and BF16,
     an Intel Xeon with AMX: the first two share a name) and a table is only comparable within one."""
     processor = "-".join(re.sub(r"\(r\)|\(tm\)|processor|cpu", " ", header["cpu"].lower()).split()[:2])
-    machine = "cuda" if device.startswith("cuda") else f"cpu{torch.get_num_threads()}t_{processor}-{header['cpu_isa']}"
+    capped = f"-onednn-{header['onednn_max_cpu_isa'].lower()}" if header.get("onednn_max_cpu_isa") else ""
+    isa = f"{header['cpu_isa']}{capped}"  # (a oneDNN capped below the CPU: another machine's arithmetic)
+    machine = "cuda" if device.startswith("cuda") else f"cpu{torch.get_num_threads()}t_{processor}-{isa}"
     return f"{prefix}_{machine}_torch{torch.__version__.split('+')[0].replace('.', '_')}.json"
 
 

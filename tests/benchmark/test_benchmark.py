@@ -97,24 +97,32 @@ def test_results_files_carry_a_machine_header(tmp_path):
 )
 def test_cpu_results_name_the_cpu_s_widest_matrix_instructions(monkeypatch, flags, isa):
     """Two CPUs of one name, 20x apart in bf16, write two results files (benchmarks/distill/speed.py's names)."""
+    from fastformer import precision
     from fastformer.benchmark import runner
     from tests.helpers import load_script
 
     speed = load_script("distill/speed.py", "benchmark_distill_speed")
-    monkeypatch.setattr(runner, "_cpuinfo", lambda: ("AMD EPYC", set(flags.split())))
+    monkeypatch.setattr(precision, "cpuinfo", lambda: ("AMD EPYC", set(flags.split())))
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    monkeypatch.delenv("DNNL_MAX_CPU_ISA", raising=False)
     header = runner.machine_header("float32", "cpu")
     assert header["cpu"] == "AMD EPYC" and header["cpu_isa"] == isa
     version = torch.__version__.split("+")[0].replace(".", "_")
     name = f"speed_cpu{torch.get_num_threads()}t_amd-epyc-{isa}_torch{version}.json"
     assert speed.result_name("speed", header, "cpu") == name
     assert speed.result_name("speed", header, "cuda") == f"speed_cuda_torch{version}.json"
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "avx512_core")  # this CPU measured as one without its widest kernels
+    header = runner.machine_header("float32", "cpu")
+    assert header["onednn_max_cpu_isa"] == "AVX512_CORE"
+    assert speed.result_name("speed", header, "cpu") == name.replace(f"-{isa}_", f"-{isa}-onednn-avx512_core_")
 
 
 def test_a_cpu_without_cpuinfo_flags_is_named_by_torch_s_kernels(monkeypatch):
+    from fastformer import precision
     from fastformer.benchmark import runner
 
-    monkeypatch.setattr(runner, "_cpuinfo", lambda: (None, set()))  # an ARM Mac, a container without /proc
-    assert runner.cpu_isa() == torch.backends.cpu.get_cpu_capability().lower()
+    monkeypatch.setattr(precision, "cpuinfo", lambda: (None, set()))  # an ARM Mac, a container without /proc
+    assert precision.cpu_isa() == torch.backends.cpu.get_cpu_capability().lower()
     assert runner.machine_header("float32", "cpu")["cpu"]  # platform's name instead
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from fastformer import precision
 from fastformer.benchmark.registry import VARIANTS, available
 from fastformer.profiling import peak_memory_bytes, time_call
 
@@ -43,43 +44,13 @@ class Cell:
     note: str = ""
 
 
-# (name in results, /proc/cpuinfo flag), widest first: the matrix instructions that set a CPU's speed here
-CPU_ISAS = (("amx", "amx_bf16"), ("avx512bf16", "avx512_bf16"), ("avx512", "avx512f"), ("avx2", "avx2"))
-
-
-def _cpuinfo() -> tuple[str | None, set[str]]:
-    """/proc/cpuinfo's first model name and flags (None and nothing where there is none)."""
-    model, flags = None, set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if model is None and line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-            elif not flags and line.startswith(("flags", "Features")):
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return model, flags
-
-
-def cpu_isa() -> str:
-    """The widest matrix instructions this CPU has: amx, avx512bf16, avx512 or avx2 on x86 (from /proc/cpuinfo),
-    else torch's own name for its kernels (`torch.backends.cpu.get_cpu_capability()`, lower case). The processor's name
-    does not tell them apart: this workplace's "AMD EPYC" had AVX2 only in some sessions and AVX-512 with BF16 in
-    others, 20x apart in bf16 autocast."""
-    flags = _cpuinfo()[1]
-    for name, flag in CPU_ISAS:
-        if flag in flags:
-            return name
-    return torch.backends.cpu.get_cpu_capability().lower()
-
-
 def machine_header(dtype: str, device: str) -> dict:
     """Where and with what the numbers were taken."""
-    cpu = _cpuinfo()[0] or platform.processor() or platform.machine()
+    cpu = precision.cpuinfo()[0] or platform.processor() or platform.machine()
     header = dict(
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         cpu=cpu,
-        cpu_isa=cpu_isa(),
+        cpu_isa=precision.cpu_isa(),
         threads=torch.get_num_threads(),
         torch=torch.__version__,
         python=platform.python_version(),
@@ -87,6 +58,8 @@ def machine_header(dtype: str, device: str) -> dict:
         device=device,
         git_commit=_git_commit(),
     )
+    if precision.onednn_cap():  # oneDNN told to use less than the CPU has (to measure a CPU without its instructions)
+        header["onednn_max_cpu_isa"] = precision.onednn_cap()
     if device.startswith("cuda"):
         header["gpu"] = torch.cuda.get_device_name(0)
     return header

@@ -313,7 +313,9 @@ class DecontaminatedCorpusSettings(CorpusSettings):
     block_size: int = setting(256, "tokens per sequence: a longer text is cut into several", minimum=8)
     min_block_tokens: int = setting(16, "drop a text's last piece when it is shorter than this", minimum=1)
     bf16: bool = setting(
-        False, "bfloat16 autocast on a CPU with bfloat16 kernels, else float32 (on a GPU with bfloat16 it is always on)"
+        False,
+        "bfloat16 autocast on a CPU with bfloat16 dot products (AVX512_BF16 or AMX on x86), else float32 (on a GPU "
+        "with bfloat16 it is always on)",
     )
     epochs: float = redefault(RunConfig, "epochs", 1.0)
     max_steps: int = setting(-1, "optimisation steps (> 0 overrides --epochs)", minimum=-1)

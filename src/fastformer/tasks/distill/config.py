@@ -49,7 +49,8 @@ class DistillationConfig(DecontaminatedCorpusSettings):
         DecontaminatedCorpusSettings,
         "bf16",
         False,
-        help="bfloat16 autocast on CPU for teacher and student, where the CPU has bfloat16 kernels (on a GPU with "
+        help="bfloat16 autocast on CPU for teacher and student, where the CPU has bfloat16 dot products (AVX512_BF16 "
+        "or AMX on x86; on a GPU with "
         "bfloat16: always)",
     )
     learning_rate: float = redefault(RunConfig, "learning_rate", 1e-4)

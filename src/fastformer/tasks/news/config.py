@@ -57,7 +57,8 @@ class NewsConfig(TeacherSettings):
     scheduler: str = redefault(RunConfig, "scheduler", "constant")
     bf16: bool = setting(
         False,
-        "bfloat16 autocast on CPU for training, where the CPU has bfloat16 kernels (on a GPU with bfloat16 it is "
+        "bfloat16 autocast on CPU for training, where the CPU has bfloat16 dot products (AVX512_BF16 or AMX on x86; "
+        "on a GPU with bfloat16 it is "
         "always on); evaluation encodes each news "
         "once and stays float32; for a MiniLM-size --init-from encoder",
         fingerprint_at_default=False,
