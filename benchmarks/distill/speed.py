@@ -7,7 +7,7 @@ positions extended to the longest length.
     python benchmarks/distill/speed.py --table benchmarks/distill/results/speed_cpu2t_intel-xeon-amx_torch2_13_0.json
         (the RESULTS table of a results file)
     python benchmarks/distill/speed.py --device cuda --model .gpu/minilm --texts corpus.jsonl   (a lent GPU)
-    OMP_NUM_THREADS=2 python benchmarks/distill/speed.py --float32   (a CPU without bfloat16 kernels: cpu_bf16.py)
+    OMP_NUM_THREADS=2 python benchmarks/distill/speed.py --float32   (a CPU without bfloat16 dot products: cpu_bf16.py)
 
 Per layer the teacher costs 24 N d^2 + 4 N^2 d multiply-adds and the student 24 N d^2 (+ O(N d)), so the student
 can be at most 1 + N / (6 d) times faster (d = 384: 1.22x at 512, 1.89x at 2,048, 4.56x at 8,192); printed beside
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--texts", default=IMDB_UNSUP, help="JSON Lines of {'text'} (.gz / .xz too)")
     parser.add_argument("--table", metavar="RESULT_JSON", help="print the table of a results file and exit")
     parser.add_argument(
-        "--float32", action="store_true", help="no bf16 autocast (a CPU without bfloat16 kernels: cpu_bf16.py)"
+        "--float32", action="store_true", help="no bf16 autocast (a CPU without bfloat16 dot products: cpu_bf16.py)"
     )
     parser.add_argument("--one", nargs=2, metavar=("FORM", "LENGTH"), help=argparse.SUPPRESS)  # a child process
     args = parser.parse_args(argv)
