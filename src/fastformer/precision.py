@@ -2,13 +2,14 @@
 
 `--bf16` (and the shipped student's fine_tuning.json, which asks for it) autocasts a run's matrix products to bfloat16
 on the CPU. It pays only where the CPU has bfloat16 dot-product instructions: AVX512_BF16 or AMX on x86 (an AMD EPYC
-with AVX512_BF16: a Linear 384 -> 1,536 forward + backward 2.2x faster than float32, the converted MiniLM distilling
-1.8x faster), BF16 on ARM. Elsewhere torch still sends bf16 products to oneDNN wherever the CPU has AVX-512
-(avx512bw/vl/dq, its check), and oneDNN emulates them there in float32 with conversions: on that EPYC with oneDNN
-capped at AVX512_CORE (what a Skylake, Cascade Lake or Ice Lake Xeon has) the same Linear ran 2.5x slower than in
-float32. Without AVX-512 (AVX2 only, as some AMD EPYC machines here) torch's bf16 product falls back to a scalar loop
-on one thread: the shipped student's fine-tuning step of 8 x 512 tokens ran at 58.7 tokens/s against 1,334 in float32
-(22.7x slower; `python benchmarks/distill/cpu_bf16.py`). On such CPUs a run asked for bf16 trains and scores in
+with AVX512_BF16: a Linear 384 -> 1,536 forward + backward 2.0x faster than float32, the shipped student's fine-tuning
+step 1.7x, a converted MiniLM distilling 1.8x), BF16 on ARM. Elsewhere torch still sends bf16 products to oneDNN
+wherever the CPU has AVX-512 (avx512bw/vl/dq, its check), and oneDNN emulates them there in float32 with conversions:
+on that EPYC with oneDNN capped at AVX512_CORE (what a Skylake, Cascade Lake or Ice Lake Xeon has) the same Linear ran
+2.5x slower than in float32, the student's fine-tuning step 2.1x. Without AVX-512 (AVX2 only, as some AMD EPYC machines
+here) torch's bf16 product falls back to a scalar loop on one thread: the shipped student's fine-tuning step of 8 x 512
+tokens ran at 58.7 tokens/s against 1,334 in float32 (22.7x slower). All measured by
+`python benchmarks/distill/cpu_bf16.py` (docs/RESULTS.md). On such CPUs a run asked for bf16 trains and scores in
 float32 instead, and says so once; `FASTFORMER_CPU_BF16=1` forces bf16 (to study its numerics), `=0` refuses it on any
 CPU. What the run asked stays in run_config.json (a resume on another machine continues it); what it used is
 metrics.json's `train.bf16_autocast`.
@@ -110,8 +111,8 @@ def cpu_bf16_autocast(asked: bool) -> bool:
         _said.append(True)
         print(
             f"--bf16: float32 instead of bfloat16 autocast: this CPU has no bfloat16 dot products (on x86: AVX512_BF16 "
-            f"or AMX), where bf16 runs a fine-tuning step slower than float32 (2.5x an AVX-512 matrix product, ~20x "
-            f"without AVX-512; {FORCE}=1 forces it)",
+            f"or AMX), where bf16 runs a fine-tuning step slower than float32 (~2x with AVX-512, ~20x without; "
+            f"{FORCE}=1 forces it)",
             file=sys.stderr,
         )
     return False
