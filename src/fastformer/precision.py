@@ -34,15 +34,19 @@ CPU_ISAS = (("amx", "amx_bf16"), ("avx512bf16", "avx512_bf16"), ("avx512", "avx5
 ONEDNN_CAPS_WITHOUT_BF16 = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI")
 
 
-def cpuinfo() -> tuple[str | None, set[str]]:
-    """/proc/cpuinfo's first model name and flags (None and nothing where there is none: macOS, Windows)."""
-    model, flags = None, set()
+@functools.cache
+def cpuinfo() -> tuple[str | None, frozenset[str]]:
+    """/proc/cpuinfo's first model name and flags (None and nothing where there is none: macOS, Windows), read once
+    per process (the file repeats them for every core)."""
+    model, flags = None, frozenset()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if model is None and line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
             elif not flags and line.startswith(("flags", "Features")):
-                flags = set(line.split(":", 1)[1].split())
+                flags = frozenset(line.split(":", 1)[1].split())
+            if model is not None and flags:
+                break
     except OSError:
         pass
     return model, flags
@@ -76,7 +80,7 @@ def onednn_bf16() -> bool:
         return True
 
 
-def bf16_pays(onednn: bool, machine: str, flags: set[str], cap: str | None) -> bool:
+def bf16_pays(onednn: bool, machine: str, flags: frozenset[str] | set[str], cap: str | None) -> bool:
     """Whether bfloat16 products beat float32 on a CPU: oneDNN takes them (`onednn`) and, on x86 (`machine`), the CPU
     has bfloat16 dot products (AVX512_BF16 or AMX among /proc/cpuinfo's `flags`) that oneDNN may use (`cap`, its
     ONEDNN_MAX_CPU_ISA). No flags known (macOS, Windows): oneDNN's check alone."""

@@ -58,8 +58,9 @@ def machine_header(dtype: str, device: str) -> dict:
         device=device,
         git_commit=_git_commit(),
     )
-    if precision.onednn_cap():  # oneDNN told to use less than the CPU has (to measure a CPU without its instructions)
-        header["onednn_max_cpu_isa"] = precision.onednn_cap()
+    cap = precision.onednn_cap()
+    if cap:  # oneDNN told to use less than the CPU has (to measure a CPU without its instructions)
+        header["onednn_max_cpu_isa"] = cap
     if device.startswith("cuda"):
         header["gpu"] = torch.cuda.get_device_name(0)
     return header

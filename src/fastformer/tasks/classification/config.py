@@ -108,8 +108,7 @@ class ClassificationConfig(LabelledDataSettings, TeacherSettings):
         False,
         "bfloat16 autocast on CPU, training and evaluation (on a GPU with bfloat16 it is always on); measured 1.8x "
         "faster for a converted MiniLM on one core with AVX-512 BF16; float32 on a CPU without bfloat16 dot products "
-        "(AVX512_BF16 or AMX on x86) "
-        "(FASTFORMER_CPU_BF16=1 forces it)",
+        "(AVX512_BF16 or AMX on x86; FASTFORMER_CPU_BF16=1 forces bf16)",
         fingerprint_at_default=False,
     )
     architecture: str = setting(
